@@ -1,0 +1,43 @@
+import type { Decision } from '../decision.js';
+
+/**
+ * One key's counting state under one policy. Every algorithm implements this interface, so the
+ * limiter (and later the stores) can hold any of them.
+ *
+ * Time passed in must not decrease; `RateLimiter` guarantees it by clamping its ticker.
+ * A denial never changes the state, and neither do `peek`, `isAtRest` and `restsAt`.
+ */
+export interface Strategy {
+  /** Most permits one request can ever take (a larger cost throws at the limiter). */
+  readonly capacity: number;
+  /** Decides and, when allowed, takes `cost` permits. */
+  tryAcquire(now: number, cost: number): Decision;
+  /** What `tryAcquire` would answer now, without taking anything. */
+  peek(now: number, cost: number): Decision;
+  /** True when the state is identical to a fresh one: dropping it changes no future decision. */
+  isAtRest(now: number): boolean;
+  /** The ticker time from which the state is at rest if nothing else happens. */
+  restsAt(now: number): number;
+  /**
+   * Lowers the permits available now to at most `remaining` (the server's count). Never raises
+   * them: a server that says "100 left" does not make a local limit of 10 any looser.
+   */
+  lowerRemaining(now: number, remaining: number): void;
+}
+
+/** The exact admission test of a strategy at time `at`, with no side effects. */
+export interface Admits {
+  fits(at: number, cost: number): boolean;
+}
+
+/**
+ * Turns an estimated wait into the `retryAfterMs` contract: the smallest whole number of ms
+ * after which `fits` holds. The estimate comes from float arithmetic and can be a hair off
+ * either way, so it is checked against the very predicate `tryAcquire` uses, and nudged.
+ */
+export function settleRetry(state: Admits, now: number, cost: number, estimateMs: number): number {
+  let wait = Math.max(1, Math.ceil(estimateMs - 1e-6));
+  for (let step = 0; step < 8 && wait > 1 && state.fits(now + wait - 1, cost); step++) wait--;
+  for (let step = 0; step < 8 && !state.fits(now + wait, cost); step++) wait++;
+  return wait;
+}

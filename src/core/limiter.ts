@@ -1,0 +1,331 @@
+import { AllOf, type Strategy, strategyFor } from './algorithms/index.js';
+import { type Ticker, performanceTicker } from './clock.js';
+import { type Decision, deny, wholeMs } from './decision.js';
+import { type Policy, resolvePolicy } from './policy.js';
+import {
+  assertBound,
+  assertFiniteNumber,
+  assertKey,
+  assertPositiveInteger,
+  describe,
+} from './validate.js';
+
+/** One policy, or several that must all allow (`[perSecond(10), perDay(1000)]`). */
+export type PolicyInput = Policy | readonly Policy[];
+
+/** Picks the policy of a key when its state is created, for per-tier limits. */
+export type PolicyResolver = (key: string) => PolicyInput;
+
+export interface RateLimiterOptions {
+  /** The policy of every key, or a function of the key (called once per new key state). */
+  readonly policy: PolicyInput | PolicyResolver;
+  /**
+   * Most keys with live state at once. A new key beyond it is denied with
+   * `reason: 'key-limit'` once no idle key can be dropped; a busy key is never evicted.
+   * @default Infinity
+   */
+  readonly maxKeys?: number;
+  /** Monotonic ms. @default performance.now */
+  readonly clock?: Ticker;
+}
+
+/** What a server said about a key's quota (from RateLimit headers). */
+export interface ServerQuota {
+  /** Permits the server says are left. */
+  readonly remaining: number;
+  /** ms until the server's quota resets; with `remaining: 0` the key is blocked that long. */
+  readonly resetMs?: number;
+}
+
+/** A compiled policy input: how to make a key's state, and the most one request may cost. */
+interface Blueprint {
+  readonly create: () => Strategy;
+  readonly capacity: number;
+  readonly limit: number;
+}
+
+/** States looked at by the automatic sweep per new key: enough to outpace key creation. */
+const SWEEP_STEP = 2;
+
+/**
+ * A keyed rate limiter: one state per key (per user, per origin, per API token), each counted
+ * under its policy. Pure and synchronous: it reads the ticker once per decision and never sets
+ * a timer.
+ *
+ * Keys whose state is at rest (identical to a fresh one) are dropped by an incremental sweep
+ * that runs as new keys arrive, so millions of distinct keys over an app's life stay bounded
+ * by how many are busy at once, without anyone calling `evictIdle()`.
+ */
+export class RateLimiter {
+  private readonly states = new Map<string, Strategy>();
+  /** Ticker time until which a key is blocked by the server. Rarely non-empty. */
+  private readonly blocks = new Map<string, number>();
+  private readonly blueprintOf: (key: string) => Blueprint;
+  private readonly maxKeys: number;
+  private readonly clock: Ticker;
+  /** Latest time seen; the ticker is clamped to it, so time never runs backwards here. */
+  private latest = Number.NEGATIVE_INFINITY;
+  /** Where the incremental sweep stands in `states`. */
+  private cursor: MapIterator<[string, Strategy]> | undefined;
+  /** No state rests before this (valid until a state is created); spares futile sweeps. */
+  private noRestBefore = Number.NEGATIVE_INFINITY;
+
+  constructor(options: RateLimiterOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(
+        `[fetch-pacer] Expected RateLimiter options \`{ policy }\`, got ${describe(options)}`,
+      );
+    }
+    const { policy, maxKeys = Number.POSITIVE_INFINITY, clock = performanceTicker } = options;
+    assertBound('maxKeys', maxKeys);
+    if (typeof clock !== 'function') {
+      throw new TypeError(
+        `[fetch-pacer] Expected \`clock\` to be a function returning ms, got ${describe(clock)}`,
+      );
+    }
+    this.maxKeys = maxKeys;
+    this.clock = clock;
+    this.blueprintOf = resolverFor(policy);
+  }
+
+  /** Keys with live state. */
+  get size(): number {
+    return this.states.size;
+  }
+
+  /** Decides for `key` and, when allowed, takes `cost` permits. Throws if `cost` can never fit. */
+  tryAcquire(key: string, cost = 1): Decision {
+    if (cost !== 1) assertPositiveInteger('cost', cost);
+    const now = this.now();
+    let state = this.states.get(key);
+    if (state === undefined) {
+      const blueprint = this.blueprint(key, cost);
+      const blocked = this.blockedDecision(key, now, cost, undefined, blueprint.limit);
+      if (blocked !== undefined) return blocked;
+      if (this.states.size >= this.maxKeys && !this.makeRoom(now)) {
+        return this.keyLimitDecision(now, blueprint.limit);
+      }
+      state = blueprint.create();
+      this.sweepSome(now);
+      this.states.set(key, state);
+      this.noRestBefore = Number.NEGATIVE_INFINITY;
+    } else {
+      if (cost > state.capacity) throw costError(cost, state.capacity);
+      if (this.blocks.size !== 0) {
+        const blocked = this.blockedDecision(key, now, cost, state, 0);
+        if (blocked !== undefined) return blocked;
+      }
+    }
+    return state.tryAcquire(now, cost);
+  }
+
+  /** What `tryAcquire(key, cost)` would answer now, changing nothing. */
+  peek(key: string, cost = 1): Decision {
+    if (cost !== 1) assertPositiveInteger('cost', cost);
+    const now = this.now();
+    const state = this.states.get(key);
+    if (state !== undefined) {
+      if (cost > state.capacity) throw costError(cost, state.capacity);
+      return this.blockedDecision(key, now, cost, state, 0) ?? state.peek(now, cost);
+    }
+    const blueprint = this.blueprint(key, cost);
+    const blocked = this.blockedDecision(key, now, cost, undefined, blueprint.limit);
+    if (blocked !== undefined) return blocked;
+    if (this.states.size >= this.maxKeys && !this.anyAtRest(now)) {
+      return this.keyLimitDecision(now, blueprint.limit);
+    }
+    return blueprint.create().peek(now, cost);
+  }
+
+  /**
+   * Denies every request of `key` with `reason: 'blocked'` until the ticker reaches `until`
+   * (the server said Retry-After). A later block wins over an earlier one; `reset(key)` lifts it.
+   */
+  blockUntil(key: string, until: number): void {
+    assertKey(key);
+    assertFiniteNumber('until', until);
+    const current = this.blocks.get(key);
+    if (current === undefined || until > current) this.blocks.set(key, until);
+  }
+
+  /** The ticker time `key` is blocked until, or undefined when it is not blocked now. */
+  blockedUntil(key: string): number | undefined {
+    const until = this.blocks.get(key);
+    return until !== undefined && this.now() < until ? until : undefined;
+  }
+
+  /**
+   * The server's count for `key`: lowers the local credit to at most `remaining` (never raises
+   * it), and with nothing remaining blocks the key for `resetMs`.
+   */
+  observe(key: string, quota: ServerQuota): void {
+    assertKey(key);
+    const { remaining, resetMs } = quota;
+    if (!(Number.isInteger(remaining) && remaining >= 0)) {
+      throw new RangeError(
+        `[fetch-pacer] Expected \`remaining\` to be an integer >= 0, got ${describe(remaining)}`,
+      );
+    }
+    const now = this.now();
+    if (remaining === 0 && resetMs !== undefined && resetMs > 0) this.blockUntil(key, now + resetMs);
+    let state = this.states.get(key);
+    if (state === undefined) {
+      if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return;
+      state = this.blueprintOf(key).create();
+      this.states.set(key, state);
+      this.noRestBefore = Number.NEGATIVE_INFINITY;
+    }
+    state.lowerRemaining(now, remaining);
+  }
+
+  /** Forgets `key` (its state and any block), or every key when called without one. */
+  reset(key?: string): void {
+    if (key === undefined) {
+      this.states.clear();
+      this.blocks.clear();
+      this.cursor = undefined;
+      this.noRestBefore = Number.NEGATIVE_INFINITY;
+      return;
+    }
+    this.states.delete(key);
+    this.blocks.delete(key);
+  }
+
+  /** Drops every key at rest (and every expired block); returns how many keys were dropped. */
+  evictIdle(): number {
+    return this.sweepAll(this.now());
+  }
+
+  private now(): number {
+    const t = this.clock();
+    if (t > this.latest) this.latest = t;
+    return this.latest;
+  }
+
+  private blueprint(key: string, cost: number): Blueprint {
+    assertKey(key);
+    const blueprint = this.blueprintOf(key);
+    if (cost > blueprint.capacity) throw costError(cost, blueprint.capacity);
+    return blueprint;
+  }
+
+  /** A 'blocked' denial if the server's block on `key` still holds at `now`. */
+  private blockedDecision(
+    key: string,
+    now: number,
+    cost: number,
+    state: Strategy | undefined,
+    fallbackLimit: number,
+  ): Decision | undefined {
+    const until = this.blocks.get(key);
+    if (until === undefined) return undefined;
+    if (now >= until) {
+      this.blocks.delete(key);
+      return undefined;
+    }
+    let wait = wholeMs(until - now);
+    if (now + wait < until) wait++;
+    // Past the block the key's own policy must still allow it: wait for both.
+    const rate = state?.peek(now, cost);
+    const retryAfterMs = Math.max(wait, rate?.retryAfterMs ?? 0);
+    const resetMs = Math.max(wait, rate?.resetMs ?? 0);
+    return deny('blocked', retryAfterMs, 0, resetMs, rate?.limit ?? fallbackLimit);
+  }
+
+  private keyLimitDecision(now: number, limit: number): Decision {
+    const wait = Math.max(1, wholeMs(this.noRestBefore - now));
+    return deny('key-limit', wait, 0, wait, limit);
+  }
+
+  /** At the key bound: drop idle keys if any can be idle yet. True if there is room now. */
+  private makeRoom(now: number): boolean {
+    if (now >= this.noRestBefore) this.sweepAll(now);
+    return this.states.size < this.maxKeys;
+  }
+
+  private anyAtRest(now: number): boolean {
+    if (now < this.noRestBefore) return false;
+    for (const state of this.states.values()) if (state.isAtRest(now)) return true;
+    return false;
+  }
+
+  private sweepAll(now: number): number {
+    let dropped = 0;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const [key, state] of this.states) {
+      if (state.isAtRest(now)) {
+        this.states.delete(key);
+        dropped++;
+      } else {
+        const at = state.restsAt(now);
+        if (at < earliest) earliest = at;
+      }
+    }
+    for (const [key, until] of this.blocks) if (now >= until) this.blocks.delete(key);
+    this.noRestBefore = earliest;
+    this.cursor = undefined;
+    return dropped;
+  }
+
+  /**
+   * The amortised sweep: each new key pays for looking at SWEEP_STEP existing ones, so the
+   * cursor laps the map faster than keys are added and every idle key is found within a lap.
+   */
+  private sweepSome(now: number): void {
+    for (let step = 0; step < SWEEP_STEP; step++) {
+      this.cursor ??= this.states.entries();
+      const next = this.cursor.next();
+      if (next.done) {
+        this.cursor = undefined;
+        return;
+      }
+      const [key, state] = next.value;
+      if (state.isAtRest(now)) this.states.delete(key);
+    }
+  }
+}
+
+/** `new RateLimiter(options)`: a keyed rate limiter. */
+export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
+  return new RateLimiter(options);
+}
+
+function costError(cost: number, capacity: number): RangeError {
+  return new RangeError(
+    `[fetch-pacer] A cost of ${cost} can never be allowed: the policy holds at most ${capacity} permits at once. Raise \`burst\` or \`limit\`, or split the request.`,
+  );
+}
+
+function compile(input: PolicyInput, field: string): Blueprint {
+  if (Array.isArray(input)) {
+    if (input.length === 0) {
+      throw new TypeError(`[fetch-pacer] Expected \`${field}\` to hold at least one policy, got []`);
+    }
+    const resolved = input.map((policy, index) => resolvePolicy(policy, `${field}[${index}]`));
+    if (resolved.length === 1) return compile(input[0] as Policy, field);
+    const capacity = Math.min(...resolved.map((policy) => policy.capacity));
+    const limit = Math.min(...resolved.map((policy) => policy.limit));
+    return { create: () => new AllOf(resolved.map(strategyFor)), capacity, limit };
+  }
+  const resolved = resolvePolicy(input as Policy, field);
+  return { create: () => strategyFor(resolved), capacity: resolved.capacity, limit: resolved.limit };
+}
+
+function resolverFor(policy: RateLimiterOptions['policy']): (key: string) => Blueprint {
+  if (typeof policy !== 'function') {
+    const blueprint = compile(policy, 'policy');
+    return () => blueprint;
+  }
+  // Policies returned for keys are usually a few shared objects (tiers): compile each once.
+  const compiled = new WeakMap<object, Blueprint>();
+  return (key) => {
+    const input = policy(key);
+    if (typeof input !== 'object' || input === null) return compile(input, `policy('${key}')`);
+    let blueprint = compiled.get(input);
+    if (blueprint === undefined) {
+      blueprint = compile(input, `policy('${key}')`);
+      compiled.set(input, blueprint);
+    }
+    return blueprint;
+  };
+}

@@ -1,0 +1,95 @@
+import { assertPositiveFinite, assertPositiveInteger, describe } from './validate.js';
+
+/** How a policy counts. See the README for the trade-offs of each. */
+export type Algorithm = 'token-bucket' | 'sliding-log' | 'sliding-window' | 'fixed-window' | 'gcra';
+
+export const ALGORITHMS: readonly Algorithm[] = [
+  'token-bucket',
+  'sliding-log',
+  'sliding-window',
+  'fixed-window',
+  'gcra',
+];
+
+/** "`limit` requests per `windowMs`", counted by `algorithm`. */
+export interface Policy {
+  /** Permits per window: a positive integer. */
+  readonly limit: number;
+  /** The window in ms: a finite number > 0. */
+  readonly windowMs: number;
+  /** @default 'token-bucket' */
+  readonly algorithm?: Algorithm;
+  /**
+   * Most permits available at once, for `token-bucket` and `gcra` only (the other algorithms
+   * count whole windows, so their burst is the limit). A positive integer.
+   * @default limit
+   */
+  readonly burst?: number;
+}
+
+/** The options the `perSecond`/`perMinute`/`perHour`/`perDay` helpers take besides the limit. */
+export interface PolicyOptions {
+  /** @default 'token-bucket' */
+  readonly algorithm?: Algorithm;
+  /** @default limit */
+  readonly burst?: number;
+}
+
+/** A validated policy with every default filled in. Frozen; shared by all keys that use it. */
+export interface ResolvedPolicy {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly algorithm: Algorithm;
+  /** Most permits one request (or a burst) can take: `burst ?? limit`. */
+  readonly capacity: number;
+}
+
+const BURSTABLE: ReadonlySet<Algorithm> = new Set(['token-bucket', 'gcra']);
+
+function per(windowMs: number) {
+  return (limit: number, options: PolicyOptions = {}): Policy => {
+    const policy: Policy = { limit, windowMs, ...options };
+    resolvePolicy(policy);
+    return policy;
+  };
+}
+
+/** `limit` per second. `perSecond(10, { burst: 20 })` */
+export const perSecond = per(1_000);
+/** `limit` per minute. */
+export const perMinute = per(60_000);
+/** `limit` per hour. */
+export const perHour = per(3_600_000);
+/** `limit` per day (24 h of the monotonic ticker, not calendar days). */
+export const perDay = per(86_400_000);
+
+/**
+ * Validates a policy and fills in its defaults. Throws a `RangeError` for a number out of range
+ * and a `TypeError` for a value of the wrong type, naming the field: `field` prefixes the name
+ * (`policy[1].limit`).
+ */
+export function resolvePolicy(policy: Policy, field = ''): ResolvedPolicy {
+  if (typeof policy !== 'object' || policy === null || Array.isArray(policy)) {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`${field || 'policy'}\` to be a policy such as \`perSecond(10)\` or \`{ limit, windowMs }\`, got ${describe(policy)}`,
+    );
+  }
+  const name = (key: string) => (field ? `${field}.${key}` : key);
+  const { limit, windowMs, algorithm = 'token-bucket', burst } = policy;
+  assertPositiveInteger(name('limit'), limit);
+  assertPositiveFinite(name('windowMs'), windowMs);
+  if (!ALGORITHMS.includes(algorithm)) {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`${name('algorithm')}\` to be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}, got ${describe(algorithm)}`,
+    );
+  }
+  if (burst !== undefined) {
+    if (!BURSTABLE.has(algorithm)) {
+      throw new TypeError(
+        `[fetch-pacer] \`${name('burst')}\` applies only to 'token-bucket' and 'gcra', got ${describe(burst)} with algorithm '${algorithm}' (its burst is its limit)`,
+      );
+    }
+    assertPositiveInteger(name('burst'), burst);
+  }
+  return Object.freeze({ limit, windowMs, algorithm, capacity: burst ?? limit });
+}

@@ -1,0 +1,6 @@
+export {
+  createManualClock,
+  ManualClock,
+  type ManualClockOptions,
+  type ManualTimer,
+} from './manual-clock.js';

@@ -1,0 +1,24 @@
+import { resolve } from 'node:path';
+import { defineConfig } from 'vite';
+
+// One entry per public export path; `tsc -p tsconfig.build.json` writes the matching .d.ts files.
+const entries = {
+  index: resolve(import.meta.dirname, 'src/index.ts'),
+  testing: resolve(import.meta.dirname, 'src/testing/index.ts'),
+};
+
+export default defineConfig({
+  build: {
+    target: 'es2022',
+    outDir: 'dist',
+    emptyOutDir: true,
+    sourcemap: true,
+    // Ship readable code: the user's bundler minifies. The size budget measures minified + gzipped.
+    minify: false,
+    lib: {
+      entry: entries,
+      formats: ['es'],
+      fileName: (_format, name) => `${name}.js`,
+    },
+  },
+});
