@@ -20,5 +20,9 @@ export default defineConfig({
       formats: ['es'],
       fileName: (_format, name) => `${name}.js`,
     },
+    rollupOptions: {
+      // Stable names for code shared between entries, so a diff of dist/ stays readable.
+      output: { chunkFileNames: 'shared/[name].js' },
+    },
   },
 });

@@ -1,7 +1,15 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type ViteUserConfig } from 'vitest/config';
+
+type Reporters = NonNullable<NonNullable<ViteUserConfig['test']>['reporters']>;
+
+// In CI each run also writes a JSON report, which .ci/run totals into one closing line.
+const reporters: Reporters = process.env['CI']
+  ? ['default', ['json', { outputFile: `test-results/vitest-${process.pid}.json` }]]
+  : ['default'];
 
 export default defineConfig({
   test: {
+    reporters,
     projects: [
       {
         test: {

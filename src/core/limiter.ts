@@ -1,5 +1,5 @@
 import { AllOf, type Strategy, strategyFor } from './algorithms/index.js';
-import { type Ticker, performanceTicker } from './clock.js';
+import { performanceTicker, type Ticker } from './clock.js';
 import { type Decision, deny, wholeMs } from './decision.js';
 import { type Policy, resolvePolicy } from './policy.js';
 import {
@@ -167,7 +167,8 @@ export class RateLimiter {
       );
     }
     const now = this.now();
-    if (remaining === 0 && resetMs !== undefined && resetMs > 0) this.blockUntil(key, now + resetMs);
+    if (remaining === 0 && resetMs !== undefined && resetMs > 0)
+      this.blockUntil(key, now + resetMs);
     let state = this.states.get(key);
     if (state === undefined) {
       if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return;
@@ -176,6 +177,17 @@ export class RateLimiter {
       this.noRestBefore = Number.NEGATIVE_INFINITY;
     }
     state.lowerRemaining(now, remaining);
+  }
+
+  /**
+   * Permits available to `key` now as a float, partly refilled credit included (for gauges and
+   * animations); a key without state has its full capacity.
+   */
+  level(key: string): number {
+    const state = this.states.get(key);
+    if (state !== undefined) return state.level(this.now());
+    assertKey(key);
+    return this.blueprintOf(key).create().level(this.now());
   }
 
   /** Forgets `key` (its state and any block), or every key when called without one. */
@@ -299,7 +311,9 @@ function costError(cost: number, capacity: number): RangeError {
 function compile(input: PolicyInput, field: string): Blueprint {
   if (Array.isArray(input)) {
     if (input.length === 0) {
-      throw new TypeError(`[fetch-pacer] Expected \`${field}\` to hold at least one policy, got []`);
+      throw new TypeError(
+        `[fetch-pacer] Expected \`${field}\` to hold at least one policy, got []`,
+      );
     }
     const resolved = input.map((policy, index) => resolvePolicy(policy, `${field}[${index}]`));
     if (resolved.length === 1) return compile(input[0] as Policy, field);
@@ -308,7 +322,11 @@ function compile(input: PolicyInput, field: string): Blueprint {
     return { create: () => new AllOf(resolved.map(strategyFor)), capacity, limit };
   }
   const resolved = resolvePolicy(input as Policy, field);
-  return { create: () => strategyFor(resolved), capacity: resolved.capacity, limit: resolved.limit };
+  return {
+    create: () => strategyFor(resolved),
+    capacity: resolved.capacity,
+    limit: resolved.limit,
+  };
 }
 
 function resolverFor(policy: RateLimiterOptions['policy']): (key: string) => Blueprint {

@@ -116,7 +116,9 @@ export class ManualClock {
       if (next.due > this.time) this.time = next.due;
       next.callback();
     }
-    throw new Error(`[fetch-pacer] runAll fired ${limit} timers and more are pending: a timer loop?`);
+    throw new Error(
+      `[fetch-pacer] runAll fired ${limit} timers and more are pending: a timer loop?`,
+    );
   }
 
   private runUntil(target: number): void {

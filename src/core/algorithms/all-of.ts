@@ -22,6 +22,10 @@ export class AllOf implements Strategy {
     return combine(this.parts.map((part) => part.peek(now, cost)));
   }
 
+  level(now: number): number {
+    return Math.min(...this.parts.map((part) => part.level(now)));
+  }
+
   isAtRest(now: number): boolean {
     return this.parts.every((part) => part.isAtRest(now));
   }

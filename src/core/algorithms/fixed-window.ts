@@ -1,6 +1,6 @@
 import { allow, type Decision, deny, wholeMs } from '../decision.js';
 import type { ResolvedPolicy } from '../policy.js';
-import { type Admits, settleRetry, type Strategy } from './strategy.js';
+import { type Admits, type Strategy, settleRetry } from './strategy.js';
 
 /**
  * Fixed windows aligned to multiples of `windowMs` from the ticker's zero, one counter each.
@@ -26,6 +26,10 @@ export class FixedWindow implements Strategy, Admits {
 
   private usedAt(now: number): number {
     return this.windowAt(now) === this.window ? this.count : 0;
+  }
+
+  level(now: number): number {
+    return this.policy.limit - this.usedAt(now);
   }
 
   fits(at: number, cost: number): boolean {

@@ -1,6 +1,6 @@
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../decision.js';
 import type { ResolvedPolicy } from '../policy.js';
-import { type Admits, settleRetry, type Strategy } from './strategy.js';
+import { type Admits, type Strategy, settleRetry } from './strategy.js';
 import { whole } from './token-bucket.js';
 
 /**
@@ -22,6 +22,10 @@ export class Gcra implements Strategy, Admits {
   private tokensAt(now: number): number {
     const { limit, windowMs, capacity } = this.policy;
     return this.tat > now ? capacity - ((this.tat - now) * limit) / windowMs : capacity;
+  }
+
+  level(now: number): number {
+    return Math.max(0, this.tokensAt(now));
   }
 
   fits(at: number, cost: number): boolean {

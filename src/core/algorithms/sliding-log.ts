@@ -1,6 +1,6 @@
 import { allow, type Decision, deny, wholeMs } from '../decision.js';
 import type { ResolvedPolicy } from '../policy.js';
-import { type Admits, settleRetry, type Strategy } from './strategy.js';
+import { type Admits, type Strategy, settleRetry } from './strategy.js';
 
 /** First size of a log's ring buffer; it doubles on demand up to `limit`. */
 const INITIAL_SLOTS = 8;
@@ -46,6 +46,10 @@ export class SlidingLog implements Strategy, Admits {
 
   private msToEmpty(now: number): number {
     return this.count === 0 ? 0 : wholeMs(this.entry(this.count - 1) + this.policy.windowMs - now);
+  }
+
+  level(now: number): number {
+    return this.policy.limit - this.count + this.expiredAt(now);
   }
 
   fits(at: number, cost: number): boolean {

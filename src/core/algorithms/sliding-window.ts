@@ -1,6 +1,6 @@
 import { allow, type Decision, deny, wholeMs } from '../decision.js';
 import type { ResolvedPolicy } from '../policy.js';
-import { type Admits, settleRetry, type Strategy } from './strategy.js';
+import { type Admits, type Strategy, settleRetry } from './strategy.js';
 
 /**
  * The sliding window counter (the two-counter estimate): windows aligned to multiples of
@@ -50,6 +50,15 @@ export class SlidingWindow implements Strategy, Admits {
     return Math.floor((previous * (windowMs - elapsed)) / windowMs) + current;
   }
 
+  /** The unfloored estimate, so a gauge moves smoothly as the previous window slides out. */
+  level(now: number): number {
+    const { limit, windowMs } = this.policy;
+    const window = this.windowAt(now);
+    const elapsed = Math.max(0, now - window * windowMs);
+    const weight = (windowMs - elapsed) / windowMs;
+    return Math.max(0, limit - this.previousAt(window) * weight - this.currentAt(window));
+  }
+
   fits(at: number, cost: number): boolean {
     return this.usedAt(at) + cost <= this.policy.limit;
   }
@@ -88,7 +97,10 @@ export class SlidingWindow implements Strategy, Admits {
     const estimate =
       room >= 0
         ? start + windowMs - ((room + 1) * windowMs) / previous - now
-        : start + windowMs + Math.max(0, windowMs - ((limit - cost + 1) * windowMs) / current) - now;
+        : start +
+          windowMs +
+          Math.max(0, windowMs - ((limit - cost + 1) * windowMs) / current) -
+          now;
     const retryAfterMs = settleRetry(this, now, cost, estimate);
     return deny('rate', retryAfterMs, limit - used, wholeMs(this.restsAt(now) - now), limit);
   }

@@ -14,6 +14,8 @@ export interface Strategy {
   tryAcquire(now: number, cost: number): Decision;
   /** What `tryAcquire` would answer now, without taking anything. */
   peek(now: number, cost: number): Decision;
+  /** Permits available at `now` as a float (partly refilled credit included), for gauges. */
+  level(now: number): number;
   /** True when the state is identical to a fresh one: dropping it changes no future decision. */
   isAtRest(now: number): boolean;
   /** The ticker time from which the state is at rest if nothing else happens. */

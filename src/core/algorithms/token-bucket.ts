@@ -1,6 +1,6 @@
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../decision.js';
 import type { ResolvedPolicy } from '../policy.js';
-import { type Admits, settleRetry, type Strategy } from './strategy.js';
+import { type Admits, type Strategy, settleRetry } from './strategy.js';
 
 /**
  * The classic token bucket: `capacity` tokens, refilled at `limit / windowMs` per ms, lazily on
@@ -32,6 +32,10 @@ export class TokenBucket implements Strategy, Admits {
   private msToFull(tokens: number): number {
     const { limit, windowMs, capacity } = this.policy;
     return wholeMs(((capacity - tokens) * windowMs) / limit);
+  }
+
+  level(now: number): number {
+    return Math.max(0, this.tokensAt(now));
   }
 
   fits(at: number, cost: number): boolean {

@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Imports the built package by its name, through the `exports` map, the way a user's code
+ * does. Runs after `npm run build`; it proves the artifact (not the sources) works.
+ */
+describe('the built package', () => {
+  it('exposes the core through its exports map and decides like the sources', async () => {
+    const core = await import('fetch-pacer');
+    const { createManualClock } = await import('fetch-pacer/testing');
+    const clock = createManualClock();
+    const limiter = core.createRateLimiter({ policy: core.perSecond(5), clock: clock.now });
+    const decisions = Array.from({ length: 6 }, () => limiter.tryAcquire('alice'));
+    expect(decisions.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0, 0]);
+    expect(decisions[5]).toMatchObject({ allowed: false, retryAfterMs: 200, reason: 'rate' });
+    clock.set(200);
+    expect(limiter.tryAcquire('alice').allowed).toBe(true);
+  });
+
+  it('resolves to dist/, with types beside every entry', async () => {
+    const resolved = import.meta.resolve('fetch-pacer');
+    expect(resolved).toMatch(/\/dist\/index\.js$/);
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    for (const entry of Object.values(pkg.exports) as Array<string | Record<string, string>>) {
+      if (typeof entry === 'string') continue;
+      const types = entry['types'] as string;
+      expect(() => readFileSync(new URL(`../../${types}`, import.meta.url))).not.toThrow();
+    }
+  });
+});
