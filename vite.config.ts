@@ -21,6 +21,8 @@ export default defineConfig({
       fileName: (_format, name) => `${name}.js`,
     },
     rollupOptions: {
+      // Peer and runtime dependencies stay imports: the user's bundler resolves them once.
+      external: [/^react($|\/)/, /^react-dom($|\/)/, /^idb($|\/)/],
       // Stable names for code shared between entries, so a diff of dist/ stays readable.
       output: { chunkFileNames: 'shared/[name].js' },
     },

@@ -14,9 +14,10 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/**/*.test.ts'],
-          exclude: ['test/dist/**'],
+          include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+          exclude: ['test/dist/**', 'test/e2e/**'],
           environment: 'node',
+          setupFiles: ['test/setup.ts'],
         },
       },
       {

@@ -13,6 +13,7 @@ export type { Decision, DenialReason } from './core/decision.js';
 export {
   createRateLimiter,
   type PolicyInput,
+  type PolicySummary,
   type PolicyResolver,
   RateLimiter,
   type RateLimiterOptions,
@@ -29,3 +30,35 @@ export {
   type ResolvedPolicy,
   resolvePolicy,
 } from './core/policy.js';
+export {
+  createPacedFetch,
+  type FetchFunction,
+  MAX_DELAY_MS,
+  type PacedFetch,
+  type PacedFetchOptions,
+  parseRateLimitHeaders,
+  parseRetryAfter,
+  type RateLimitHeaderSource,
+  type RetryOptions,
+  type ServerQuotaReport,
+} from './http/index.js';
+export {
+  createPacer,
+  isPacerDisposedError,
+  isPacerError,
+  isQueueFullError,
+  isRateLimitError,
+  type KeyInspection,
+  type Pacer,
+  type PacerClock,
+  PacerDisposedError,
+  PacerError,
+  type PacerMode,
+  type PacerOptions,
+  type PacerSnapshot,
+  QueueFullError,
+  type QueueFullErrorOptions,
+  RateLimitError,
+  type RateLimitErrorOptions,
+  type ScheduleOptions,
+} from './pacer/index.js';

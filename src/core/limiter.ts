@@ -35,13 +35,26 @@ export interface ServerQuota {
   readonly remaining: number;
   /** ms until the server's quota resets; with `remaining: 0` the key is blocked that long. */
   readonly resetMs?: number;
+  /**
+   * The server's own limit, for display only: a local policy is never loosened or tightened
+   * by it (only `remaining` lowers local credit).
+   */
+  readonly limit?: number;
 }
 
-/** A compiled policy input: how to make a key's state, and the most one request may cost. */
-interface Blueprint {
-  readonly create: () => Strategy;
+/** What a key's policy allows, whatever its algorithms (the tightest of several policies). */
+export interface PolicySummary {
+  /** Most permits one request may take: the smallest `burst ?? limit`. */
   readonly capacity: number;
+  /** The smallest `limit`. */
   readonly limit: number;
+  /** Sustained permits per ms: the slowest `limit / windowMs`. */
+  readonly ratePerMs: number;
+}
+
+/** A compiled policy input: how to make a key's state, and what its policy allows. */
+interface Blueprint extends PolicySummary {
+  readonly create: () => Strategy;
 }
 
 /** States looked at by the automatic sweep per new key: enough to outpace key creation. */
@@ -190,6 +203,16 @@ export class RateLimiter {
     return this.blueprintOf(key).create().level(this.now());
   }
 
+  /**
+   * What `key`'s policy allows (capacity, limit, sustained rate), without creating state. With
+   * a policy function, it is asked again for keys without state.
+   */
+  policyOf(key: string): PolicySummary {
+    assertKey(key);
+    const { capacity, limit, ratePerMs } = this.blueprintOf(key);
+    return { capacity, limit, ratePerMs };
+  }
+
   /** Forgets `key` (its state and any block), or every key when called without one. */
   reset(key?: string): void {
     if (key === undefined) {
@@ -317,16 +340,25 @@ function compile(input: PolicyInput, field: string): Blueprint {
     }
     const resolved = input.map((policy, index) => resolvePolicy(policy, `${field}[${index}]`));
     if (resolved.length === 1) return compile(input[0] as Policy, field);
-    const capacity = Math.min(...resolved.map((policy) => policy.capacity));
-    const limit = Math.min(...resolved.map((policy) => policy.limit));
-    return { create: () => new AllOf(resolved.map(strategyFor)), capacity, limit };
+    return {
+      create: () => new AllOf(resolved.map(strategyFor)),
+      capacity: Math.min(...resolved.map((policy) => policy.capacity)),
+      limit: Math.min(...resolved.map((policy) => policy.limit)),
+      ratePerMs: Math.min(...resolved.map((policy) => policy.limit / policy.windowMs)),
+    };
   }
   const resolved = resolvePolicy(input as Policy, field);
-  return {
-    create: () => strategyFor(resolved),
-    capacity: resolved.capacity,
-    limit: resolved.limit,
-  };
+  const { capacity, limit, windowMs } = resolved;
+  return { create: () => strategyFor(resolved), capacity, limit, ratePerMs: limit / windowMs };
+}
+
+/**
+ * Validates a policy input and says what it allows, naming `field` in errors (the pacer calls
+ * its option `limits`).
+ */
+export function summarizePolicy(input: PolicyInput, field: string): PolicySummary {
+  const { capacity, limit, ratePerMs } = compile(input, field);
+  return { capacity, limit, ratePerMs };
 }
 
 function resolverFor(policy: RateLimiterOptions['policy']): (key: string) => Blueprint {

@@ -35,7 +35,10 @@ export function assertFiniteNumber(field: string, value: unknown): asserts value
 }
 
 export function assertKey(value: unknown): asserts value is string {
-  if (typeof value !== 'string') fail('key', 'a string', value);
+  if (typeof value !== 'string') {
+    // Always a TypeError: a number here is the wrong type, not a number out of range.
+    throw new TypeError(`[fetch-pacer] Expected \`key\` to be a string, got ${describe(value)}`);
+  }
 }
 
 /** Infinity is allowed and means "no bound". */

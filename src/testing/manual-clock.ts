@@ -44,6 +44,11 @@ export class ManualClock {
     return this.timers.length;
   }
 
+  /** When the earliest pending timer is due, or undefined when none is pending. */
+  get nextTimerAt(): number | undefined {
+    return this.timers[0]?.due;
+  }
+
   /** Like the global `setTimeout`: runs `callback` once the clock has moved `ms` on. */
   readonly setTimeout = (callback: () => void, ms = 0): ManualTimer => {
     const id = this.nextId++;

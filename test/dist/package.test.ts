@@ -18,6 +18,28 @@ describe('the built package', () => {
     expect(limiter.tryAcquire('alice').allowed).toBe(true);
   });
 
+  it('paces fetch calls through the built entry', async () => {
+    const { createPacedFetch, perSecond, isRateLimitError } = await import('fetch-pacer');
+    const { createManualClock } = await import('fetch-pacer/testing');
+    const clock = createManualClock();
+    const seen: string[] = [];
+    const pacedFetch = createPacedFetch({
+      limits: perSecond(2),
+      mode: 'reject',
+      clock,
+      fetch: async (request) => {
+        seen.push(request.url);
+        return new Response('ok');
+      },
+    });
+    const results = await Promise.allSettled(
+      [1, 2, 3].map((n) => pacedFetch(`https://api.test/${n}`)),
+    );
+    expect(seen).toEqual(['https://api.test/1', 'https://api.test/2']);
+    const third = results[2];
+    expect(third?.status === 'rejected' && isRateLimitError(third.reason)).toBe(true);
+  });
+
   it('resolves to dist/, with types beside every entry', async () => {
     const resolved = import.meta.resolve('fetch-pacer');
     expect(resolved).toMatch(/\/dist\/index\.js$/);

@@ -1,0 +1,15 @@
+/** The http layer's exports. The header parsers here are pure: no timers, no clock, no fetch. */
+export { MAX_DELAY_MS } from './duration.js';
+export {
+  createPacedFetch,
+  type FetchFunction,
+  type PacedFetch,
+  type PacedFetchOptions,
+} from './paced-fetch.js';
+export {
+  parseRateLimitHeaders,
+  type RateLimitHeaderSource,
+  type ServerQuotaReport,
+} from './ratelimit-headers.js';
+export { parseRetryAfter } from './retry-after.js';
+export type { RetryOptions } from './retry-policy.js';

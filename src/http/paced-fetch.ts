@@ -1,0 +1,134 @@
+import { describe } from '../core/validate.js';
+import type { PacerOptions } from '../pacer/options.js';
+import { createPacer } from '../pacer/pacer.js';
+import type { Pacer } from '../pacer/types.js';
+import { parseRateLimitHeaders } from './ratelimit-headers.js';
+import { parseRetryAfter } from './retry-after.js';
+import { backoffMs, isRefusal, mayRetry, type RetryOptions, resolveRetry } from './retry-policy.js';
+
+/** The fetch being paced: the global one by default, looked up at each call. */
+export type FetchFunction = (input: Request) => Promise<Response>;
+
+export interface PacedFetchOptions extends Partial<PacerOptions> {
+  /**
+   * A pacer to share (several fetch wrappers, or a fetch wrapper and your own tasks, under one
+   * budget). Without it, one is made from the pacer options here (`limits` is then required).
+   */
+  readonly pacer?: Pacer;
+  /** The fetch to call. @default `globalThis.fetch`, looked up at call time (msw, polyfills) */
+  readonly fetch?: FetchFunction;
+  /** The rate-limit key of a request. @default the request's origin (`https://api.example.com`) */
+  readonly key?: (request: Request) => string;
+  /** Permits a request takes. @default 1 */
+  readonly cost?: (request: Request) => number;
+  /** Higher goes first among waiting requests of its key. @default 0 */
+  readonly priority?: (request: Request) => number;
+  /** Retries after 429/503, or `false` for none. See `RetryOptions`. */
+  readonly retry?: RetryOptions | false;
+  /** Read `RateLimit`/`X-RateLimit-*` headers to lower local credit. @default true */
+  readonly readRateLimitHeaders?: boolean;
+  /** Wall-clock epoch ms, only for HTTP-dates in headers. @default Date.now */
+  readonly wallClock?: () => number;
+}
+
+/** `fetch`'s exact signature, plus the pacer behind it. */
+export type PacedFetch = ((input: RequestInfo | URL, init?: RequestInit) => Promise<Response>) & {
+  readonly pacer: Pacer;
+};
+
+/**
+ * Wraps `fetch` so that every request waits for its key's permit, and the server's refusals
+ * (429/503 with `Retry-After`) and quota headers pace every later request of that key.
+ * HTTP statuses never throw: after its retries it returns the last response. It rejects on
+ * abort, `QueueFullError`, a reject-mode or `maxWaitMs` `RateLimitError`, and network errors.
+ *
+ * @example
+ * const pacedFetch = createPacedFetch({ limits: perSecond(10) });
+ * const response = await pacedFetch('https://api.example.com/items');
+ */
+export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(
+      `[fetch-pacer] Expected paced fetch options \`{ limits }\` or \`{ pacer }\`, got ${describe(options)}`,
+    );
+  }
+  const {
+    pacer: shared,
+    fetch: fetchImpl,
+    key: keyOf = originOf,
+    cost: costOf,
+    priority: priorityOf,
+    retry: retryOptions,
+    readRateLimitHeaders = true,
+    wallClock = Date.now,
+    ...pacerOptions
+  } = options;
+  for (const [field, value] of [
+    ['fetch', fetchImpl],
+    ['key', keyOf],
+    ['cost', costOf],
+    ['priority', priorityOf],
+    ['wallClock', wallClock],
+  ] as const) {
+    if (value !== undefined && typeof value !== 'function') {
+      throw new TypeError(
+        `[fetch-pacer] Expected \`${field}\` to be a function, got ${describe(value)}`,
+      );
+    }
+  }
+  if (shared !== undefined && pacerOptions.limits !== undefined) {
+    throw new TypeError(
+      '[fetch-pacer] Pass either `pacer` (a shared pacer) or `limits` (to make one), not both',
+    );
+  }
+  // Without `limits`, createPacer throws the message that names it.
+  const pacer = shared ?? createPacer(pacerOptions as PacerOptions);
+  const retry = resolveRetry(retryOptions);
+  const send: FetchFunction = fetchImpl ?? ((request) => globalThis.fetch(request));
+
+  /** After a response: learn the server's count, and block the key if it refused us. */
+  function learn(key: string, response: Response): number | undefined {
+    const now = wallClock();
+    if (readRateLimitHeaders) {
+      const quota = parseRateLimitHeaders(response.headers, now);
+      if (quota !== undefined) pacer.observe(key, quota);
+    }
+    if (!isRefusal(retry, response.status)) return undefined;
+    return parseRetryAfter(response.headers.get('retry-after'), now);
+  }
+
+  async function pacedFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    // One Request up front: it fixes the URL and method, and keeps the body replayable (each
+    // attempt sends a clone, so the original body is never consumed).
+    const request = new Request(input, init);
+    const key = keyOf(request);
+    const task = {
+      key,
+      signal: request.signal,
+      cost: costOf?.(request),
+      priority: priorityOf?.(request),
+    };
+    for (let attempt = 0; ; attempt++) {
+      const response = await pacer.schedule(() => send(request.clone()), {
+        ...task,
+        front: attempt > 0,
+      });
+      const retryAfterMs = learn(key, response);
+      if (!isRefusal(retry, response.status)) return response;
+      const waitMs = retryAfterMs ?? backoffMs(retry, attempt);
+      // The whole key waits, so calls queued behind this one do not earn the same refusal.
+      pacer.blockUntil(key, pacer.now() + waitMs);
+      if (!mayRetry(retry, response.status, request.method, attempt)) return response;
+      if (waitMs > retry.maxRetryAfterMs) return response;
+      // Free the connection; the refusal's body is of no use to the caller. Not awaited: a
+      // body stream may only settle its cancel once its source does.
+      response.body?.cancel().catch(() => {});
+    }
+  }
+
+  return Object.assign(pacedFetch, { pacer });
+}
+
+function originOf(request: Request): string {
+  return new URL(request.url).origin;
+}

@@ -1,0 +1,247 @@
+import type { ServerQuota } from '../core/limiter.js';
+import { resetToDelayMs, secondsTextToMs, toDelayMs } from './duration.js';
+import {
+  type BareItem,
+  type Item,
+  type Member,
+  parseDictionary,
+  parseItem,
+  parseList,
+} from './structured-fields.js';
+
+/** Which header family a {@link ServerQuotaReport} was read from. */
+export type RateLimitHeaderSource = 'ietf' | 'draft-7' | 'draft-6' | 'x-ratelimit';
+
+/**
+ * What a response's rate-limit headers say about the server's quota. It is a
+ * {@link ServerQuota}, so it can go straight to `observe(key, report)`.
+ */
+export interface ServerQuotaReport extends ServerQuota {
+  /** Quota units left: an integer >= 0 (a negative count from the server reads as 0). */
+  readonly remaining: number;
+  /** ms until the quota resets (an integer from 0 to `MAX_DELAY_MS`), when the server says. */
+  readonly resetMs?: number;
+  /** The quota of the policy reported on (`q`, `limit=`, `RateLimit-Limit`, `X-RateLimit-Limit`). */
+  readonly limit?: number;
+  /** The policy's window in ms (`w` × 1000), when the server advertises it. */
+  readonly windowMs?: number;
+  /** The policy's name: the IETF item's name, or GitHub's `x-ratelimit-resource` (`core`). */
+  readonly policy?: string;
+  /** The header family read. */
+  readonly source: RateLimitHeaderSource;
+}
+
+/**
+ * Reads a response's rate-limit headers. The first family that gives a usable `remaining`
+ * wins, in this order:
+ *
+ * 1. `'ietf'`: draft-ietf-httpapi-ratelimit-headers-08 and later, structured-field lists
+ *    `RateLimit: "api";r=50;t=30` and `RateLimit-Policy: "api";q=100;w=60`. With several
+ *    items, the most restrictive is reported: fewest remaining, then the longest reset (an
+ *    item without `t` counts as the shortest); its limit and window come from the policy of
+ *    the same name (preferring one with the same `pk`).
+ * 2. `'draft-7'`: the dictionary `RateLimit: limit=3, remaining=2, reset=60`, with the
+ *    window from the `RateLimit-Policy: 3;w=60` item whose quota equals `limit`.
+ * 3. `'draft-6'`: `RateLimit-Limit` / `-Remaining` / `-Reset`, window from
+ *    `RateLimit-Policy` (or an older `RateLimit-Limit: 3, 3;w=60`) the same way.
+ * 4. `'x-ratelimit'`: `X-RateLimit-Limit` / `-Remaining` / `-Reset`; without a usable
+ *    remaining, GitHub's `X-RateLimit-Used` gives `limit - used`, and its
+ *    `X-RateLimit-Resource` names the policy.
+ *
+ * Resets in the IETF and draft-7 forms are delta seconds, as those drafts require.
+ * `RateLimit-Reset` and `X-RateLimit-Reset` may also be Unix seconds (GitHub, GitLab) or
+ * Unix ms; up to a year of seconds is a delta, otherwise a value within a year of
+ * `nowEpochMs` as Unix seconds (then as Unix ms) is a time, and anything else is ignored.
+ *
+ * A malformed structured field is ignored whole; in other headers a malformed field is
+ * ignored alone. It never throws, and never reports NaN, Infinity or a negative number.
+ * Retry-After is not read here: when a response has both, Retry-After takes precedence
+ * (read it with {@link parseRetryAfter}).
+ *
+ * @param headers - the response headers
+ * @param nowEpochMs - the current wall-clock time in Unix epoch ms, to read Unix-time resets
+ * @returns the report, or `undefined` when no family gives a usable `remaining`
+ * @example
+ * const headers = new Headers({ ratelimit: '"api";r=2;t=60', 'ratelimit-policy': '"api";q=3;w=60' });
+ * parseRateLimitHeaders(headers, Date.now());
+ * // { remaining: 2, resetMs: 60000, limit: 3, windowMs: 60000, policy: 'api', source: 'ietf' }
+ */
+export function parseRateLimitHeaders(
+  headers: Headers,
+  nowEpochMs: number,
+): ServerQuotaReport | undefined {
+  return (
+    fromIetf(headers) ??
+    fromDraft7(headers) ??
+    fromDraft6(headers, nowEpochMs) ??
+    fromXRateLimit(headers, nowEpochMs)
+  );
+}
+
+/** One `RateLimit` item: the draft calls it a service limit. */
+interface ServiceLimit {
+  readonly name: string;
+  readonly remaining: number;
+  readonly resetMs: number | undefined;
+  readonly pk: string | undefined;
+}
+
+function fromIetf(headers: Headers): ServerQuotaReport | undefined {
+  const members = parseList(headers.get('ratelimit') ?? '') ?? [];
+  let chosen: ServiceLimit | undefined;
+  for (const member of members) {
+    const name = member.kind === 'item' ? nameOf(member.value) : undefined;
+    const r = member.params.get('r');
+    if (name === undefined || r?.type !== 'integer') continue;
+    const t = member.params.get('t');
+    const candidate: ServiceLimit = {
+      name,
+      remaining: Math.max(0, r.value),
+      resetMs: t?.type === 'integer' ? toDelayMs(t.value * 1000) : undefined,
+      pk: bytesOf(member.params.get('pk')),
+    };
+    if (chosen === undefined || moreRestrictive(candidate, chosen)) chosen = candidate;
+  }
+  if (chosen === undefined) return undefined;
+  const target = chosen;
+  const policies = (parseList(headers.get('ratelimit-policy') ?? '') ?? []).filter(
+    (p): p is Item => p.kind === 'item' && nameOf(p.value) === target.name,
+  );
+  const policy = policies.find((p) => bytesOf(p.params.get('pk')) === target.pk) ?? policies[0];
+  return report('ietf', {
+    remaining: target.remaining,
+    resetMs: target.resetMs,
+    limit: nonNegativeInteger(policy?.params.get('q')),
+    windowMs: windowMsOf(policy),
+    policy: target.name,
+  });
+}
+
+function moreRestrictive(a: ServiceLimit, b: ServiceLimit): boolean {
+  if (a.remaining !== b.remaining) return a.remaining < b.remaining;
+  return (a.resetMs ?? -1) > (b.resetMs ?? -1);
+}
+
+function fromDraft7(headers: Headers): ServerQuotaReport | undefined {
+  const dictionary = parseDictionary(headers.get('ratelimit') ?? '');
+  const remaining = integerMember(dictionary?.get('remaining'));
+  if (remaining === undefined) return undefined;
+  const limit = nonNegative(integerMember(dictionary?.get('limit')));
+  const reset = integerMember(dictionary?.get('reset'));
+  return report('draft-7', {
+    remaining: Math.max(0, remaining),
+    resetMs: reset === undefined ? undefined : toDelayMs(reset * 1000),
+    limit,
+    windowMs: windowForQuota(parseList(headers.get('ratelimit-policy') ?? ''), limit),
+  });
+}
+
+function fromDraft6(headers: Headers, nowEpochMs: number): ServerQuotaReport | undefined {
+  const remaining = integerMember(parseItem(headers.get('ratelimit-remaining') ?? ''));
+  if (remaining === undefined) return undefined;
+  // Drafts up to -02 put the policies in RateLimit-Limit after the expiring limit.
+  const limits = parseList(headers.get('ratelimit-limit') ?? '') ?? [];
+  const limit = nonNegative(integerMember(limits[0]));
+  const reset = integerMember(parseItem(headers.get('ratelimit-reset') ?? ''));
+  const policies = [...limits, ...(parseList(headers.get('ratelimit-policy') ?? '') ?? [])];
+  return report('draft-6', {
+    remaining: Math.max(0, remaining),
+    resetMs: reset === undefined ? undefined : resetToDelayMs(reset * 1000, nowEpochMs),
+    limit,
+    windowMs: windowForQuota(policies, limit),
+  });
+}
+
+function fromXRateLimit(headers: Headers, nowEpochMs: number): ServerQuotaReport | undefined {
+  const limit = nonNegative(count(headers.get('x-ratelimit-limit')));
+  const used = nonNegative(count(headers.get('x-ratelimit-used')));
+  const remaining =
+    count(headers.get('x-ratelimit-remaining')) ??
+    (limit !== undefined && used !== undefined ? limit - used : undefined);
+  if (remaining === undefined) return undefined;
+  const resource = headers.get('x-ratelimit-resource')?.trim();
+  return report('x-ratelimit', {
+    remaining: Math.max(0, remaining),
+    resetMs: legacyReset(headers.get('x-ratelimit-reset'), nowEpochMs),
+    limit,
+    policy: resource === '' ? undefined : resource,
+  });
+}
+
+/** Digits with an optional minus sign, at most 15 so every count is an exact integer. */
+function count(value: string | null): number | undefined {
+  const text = value?.trim() ?? '';
+  return /^-?\d{1,15}$/.test(text) ? Number(text) + 0 : undefined;
+}
+
+/** Seconds, possibly decimal (Discord sends `1470173023.123`) or negative (read as 0). */
+function legacyReset(value: string | null, nowEpochMs: number): number | undefined {
+  const text = value?.trim() ?? '';
+  if (/^-\d+(?:\.\d+)?$/.test(text)) return 0;
+  const scaledMs = secondsTextToMs(text);
+  return scaledMs === undefined ? undefined : resetToDelayMs(scaledMs, nowEpochMs);
+}
+
+function nameOf(item: BareItem): string | undefined {
+  // The draft says String; a Token is accepted too, since nothing else could be meant.
+  return item.type === 'string' || item.type === 'token' ? item.value : undefined;
+}
+
+function bytesOf(item: BareItem | undefined): string | undefined {
+  return item?.type === 'bytes' ? item.value : undefined;
+}
+
+function integerMember(member: Member | undefined): number | undefined {
+  return member?.kind === 'item' && member.value.type === 'integer'
+    ? member.value.value
+    : undefined;
+}
+
+function nonNegative(n: number | undefined): number | undefined {
+  return n !== undefined && n >= 0 ? n : undefined;
+}
+
+function nonNegativeInteger(item: BareItem | undefined): number | undefined {
+  return item?.type === 'integer' && item.value >= 0 ? item.value : undefined;
+}
+
+/** `w` is a positive number of seconds; 0 or less means no usable window. */
+function windowMsOf(item: Item | undefined): number | undefined {
+  const w = nonNegativeInteger(item?.params.get('w'));
+  return w === undefined || w === 0 ? undefined : w * 1000;
+}
+
+/** The window of the draft-6/7 policy whose quota is the reported limit. */
+function windowForQuota(
+  policies: readonly Member[] | undefined,
+  limit: number | undefined,
+): number | undefined {
+  if (limit === undefined) return undefined;
+  for (const policy of policies ?? []) {
+    if (policy.kind !== 'item' || integerMember(policy) !== limit) continue;
+    const windowMs = windowMsOf(policy);
+    if (windowMs !== undefined) return windowMs;
+  }
+  return undefined;
+}
+
+/** Builds the report without `undefined`-valued keys (exactOptionalPropertyTypes). */
+function report(
+  source: RateLimitHeaderSource,
+  fields: {
+    remaining: number;
+    resetMs: number | undefined;
+    limit: number | undefined;
+    windowMs?: number | undefined;
+    policy?: string | undefined;
+  },
+): ServerQuotaReport {
+  return {
+    remaining: fields.remaining,
+    ...(fields.resetMs === undefined ? {} : { resetMs: fields.resetMs }),
+    ...(fields.limit === undefined ? {} : { limit: fields.limit }),
+    ...(fields.windowMs === undefined ? {} : { windowMs: fields.windowMs }),
+    ...(fields.policy === undefined ? {} : { policy: fields.policy }),
+    source,
+  };
+}

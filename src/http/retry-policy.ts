@@ -1,0 +1,123 @@
+import { assertPositiveFinite, describe } from '../core/validate.js';
+
+/** When and how a paced fetch retries a response the server refused. */
+export interface RetryOptions {
+  /** Most retries of one call (so at most `limit + 1` requests). An integer >= 0. @default 2 */
+  readonly limit?: number;
+  /**
+   * Longest `Retry-After` (or backoff) worth waiting for, in ms. Beyond it the response is
+   * returned as it is (the key stays blocked for what the server asked).
+   * @default 60_000
+   */
+  readonly maxRetryAfterMs?: number;
+  /** Statuses that are retried. @default [429, 503] */
+  readonly statuses?: readonly number[];
+  /**
+   * Methods retried on a status other than 429. A 429 means the server did not process the
+   * request, so it is retried whatever the method; a 503 may come after side effects, so only
+   * idempotent methods are retried by default.
+   * @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']
+   */
+  readonly methods?: readonly string[];
+  /** First backoff without `Retry-After`, in ms; it doubles per retry. @default 1_000 */
+  readonly backoffMs?: number;
+  /** Most backoff without `Retry-After`, in ms. @default 30_000 */
+  readonly maxBackoffMs?: number;
+  /** Source of jitter in [0, 1). @default Math.random */
+  readonly random?: () => number;
+}
+
+export interface ResolvedRetry {
+  readonly limit: number;
+  readonly maxRetryAfterMs: number;
+  readonly statuses: ReadonlySet<number>;
+  readonly methods: ReadonlySet<string>;
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly random: () => number;
+}
+
+const IDEMPOTENT = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'];
+
+export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedRetry {
+  if (retry === false) return resolveRetry({ limit: 0 });
+  if (retry !== undefined && (typeof retry !== 'object' || retry === null)) {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`retry\` to be an object or false, got ${describe(retry)}`,
+    );
+  }
+  const {
+    limit = 2,
+    maxRetryAfterMs = 60_000,
+    statuses = [429, 503],
+    methods = IDEMPOTENT,
+    backoffMs = 1_000,
+    maxBackoffMs = 30_000,
+    random = Math.random,
+  } = retry ?? {};
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0) {
+    throw new RangeError(
+      `[fetch-pacer] Expected \`retry.limit\` to be an integer >= 0, got ${describe(limit)}`,
+    );
+  }
+  if (typeof maxRetryAfterMs !== 'number' || Number.isNaN(maxRetryAfterMs) || maxRetryAfterMs < 0) {
+    throw new RangeError(
+      `[fetch-pacer] Expected \`retry.maxRetryAfterMs\` to be a number of ms >= 0, got ${describe(maxRetryAfterMs)}`,
+    );
+  }
+  assertPositiveFinite('retry.backoffMs', backoffMs);
+  assertPositiveFinite('retry.maxBackoffMs', maxBackoffMs);
+  if (
+    !Array.isArray(statuses) ||
+    !statuses.every((s) => Number.isInteger(s) && s >= 400 && s < 600)
+  ) {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`retry.statuses\` to be a list of 4xx/5xx statuses, got ${describe(statuses)}`,
+    );
+  }
+  if (!Array.isArray(methods) || !methods.every((m) => typeof m === 'string')) {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`retry.methods\` to be a list of method names, got ${describe(methods)}`,
+    );
+  }
+  if (typeof random !== 'function') {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`retry.random\` to be a function, got ${describe(random)}`,
+    );
+  }
+  return {
+    limit,
+    maxRetryAfterMs,
+    statuses: new Set(statuses),
+    methods: new Set(methods.map((method) => method.toUpperCase())),
+    backoffMs,
+    maxBackoffMs,
+    random,
+  };
+}
+
+/** Is this a refusal the client should back off from (and block the key for)? */
+export function isRefusal(retry: ResolvedRetry, status: number): boolean {
+  return retry.statuses.has(status);
+}
+
+/**
+ * The backoff without a `Retry-After`: exponential, capped, with "equal jitter" (half fixed,
+ * half random) so that clients refused together do not come back together, and no retry
+ * comes back at once.
+ */
+export function backoffMs(retry: ResolvedRetry, attempt: number): number {
+  const ceiling = Math.min(retry.maxBackoffMs, retry.backoffMs * 2 ** attempt);
+  return Math.ceil(ceiling / 2 + (retry.random() * ceiling) / 2);
+}
+
+/** May this refused request be sent again (ignoring how long the wait is)? */
+export function mayRetry(
+  retry: ResolvedRetry,
+  status: number,
+  method: string,
+  attempt: number,
+): boolean {
+  if (attempt >= retry.limit) return false;
+  return status === 429 || retry.methods.has(method.toUpperCase());
+}

@@ -1,0 +1,15 @@
+export {
+  isPacerDisposedError,
+  isPacerError,
+  isQueueFullError,
+  isRateLimitError,
+  PacerDisposedError,
+  PacerError,
+  QueueFullError,
+  type QueueFullErrorOptions,
+  RateLimitError,
+  type RateLimitErrorOptions,
+} from './errors.js';
+export type { PacerClock, PacerMode, PacerOptions } from './options.js';
+export { createPacer } from './pacer.js';
+export type { KeyInspection, Pacer, PacerSnapshot, ScheduleOptions } from './types.js';

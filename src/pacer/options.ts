@@ -1,0 +1,147 @@
+import { type PolicyInput, type PolicyResolver, summarizePolicy } from '../core/limiter.js';
+import { assertBound, describe } from '../core/validate.js';
+
+/**
+ * Time and timers of a pacer. A `ManualClock` from `fetch-pacer/testing` satisfies it, so a
+ * test owns time. `now` must be monotonic ms (a float), like `performance.now()`.
+ */
+export interface PacerClock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** `'queue'`: wait for the permit. `'reject'`: fail at once with a `RateLimitError`. */
+export type PacerMode = 'queue' | 'reject';
+
+export interface PacerOptions {
+  /**
+   * The policy of every key (`perSecond(10)`, or `[perSecond(10), perDay(1000)]` where all must
+   * allow), or a function of the key for per-tier limits. A function must be pure: the pacer
+   * calls it again to answer `inspect` and to project waits.
+   */
+  readonly limits: PolicyInput | PolicyResolver;
+  /**
+   * What a task without a permit does: wait its turn (`'queue'`) or reject at once with a
+   * `RateLimitError` carrying the Decision (`'reject'`).
+   * @default 'queue'
+   */
+  readonly mode?: PacerMode;
+  /**
+   * Most tasks waiting at once, over all keys (a task waiting for a `concurrency` slot counts).
+   * One more rejects with `QueueFullError`. An integer >= 0; 0 means "start now or fail".
+   * @default Infinity
+   */
+  readonly maxQueue?: number;
+  /**
+   * Longest projected wait, in ms, that a task accepts at enqueue time (`mode: 'queue'`).
+   * Beyond it the task rejects at once with a `RateLimitError` whose `retryAfterMs` is the
+   * projected wait. The projection counts the permits of the tasks ahead of it in its key's
+   * line and the key's rate (and a server block in force); it ignores `concurrency`, `pause()`,
+   * higher-priority tasks that arrive later and server blocks to come. Checked once, at enqueue:
+   * to bound the whole wait, pass `signal: AbortSignal.timeout(ms)` as well.
+   * @default Infinity
+   */
+  readonly maxWaitMs?: number;
+  /**
+   * Most tasks of this pacer in flight at once (started and not yet settled). A task takes its
+   * permit only when a slot is free, so a task waiting for a slot holds no permit.
+   * @default Infinity
+   */
+  readonly concurrency?: number;
+  /**
+   * Most keys with live limiter state at once (see `RateLimiterOptions.maxKeys`); a task of a
+   * new key beyond it waits (queue) or is denied with `reason: 'key-limit'` (reject).
+   * @default Infinity
+   */
+  readonly maxKeys?: number;
+  /** @default `performance.now()` and the global `setTimeout`/`clearTimeout`, looked up per call */
+  readonly clock?: PacerClock;
+}
+
+/** Every option validated, defaults filled in. */
+export interface ResolvedPacerOptions {
+  readonly limits: PolicyInput | PolicyResolver;
+  readonly mode: PacerMode;
+  readonly maxQueue: number;
+  readonly maxWaitMs: number;
+  readonly concurrency: number;
+  readonly maxKeys: number;
+  readonly clock: PacerClock;
+}
+
+/** Looked up at call time: importing the pacer touches no global (SSR, test fakes installed late). */
+const defaultClock: PacerClock = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
+  clearTimeout: (handle) => globalThis.clearTimeout(handle as Parameters<typeof clearTimeout>[0]),
+};
+
+const MODES: readonly PacerMode[] = ['queue', 'reject'];
+
+export function resolvePacerOptions(options: PacerOptions): ResolvedPacerOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(
+      `[fetch-pacer] Expected pacer options \`{ limits }\`, got ${describe(options)}`,
+    );
+  }
+  const {
+    limits,
+    mode = 'queue',
+    maxQueue = Number.POSITIVE_INFINITY,
+    maxWaitMs = Number.POSITIVE_INFINITY,
+    concurrency = Number.POSITIVE_INFINITY,
+    maxKeys = Number.POSITIVE_INFINITY,
+    clock = defaultClock,
+  } = options;
+  if (limits === undefined) {
+    throw new TypeError(
+      '[fetch-pacer] Expected `limits` to be a policy such as `perSecond(10)`, got `undefined`',
+    );
+  }
+  // A static policy is checked now, naming `limits`; a resolver's answers are checked per key.
+  if (typeof limits !== 'function') summarizePolicy(limits, 'limits');
+  if (!MODES.includes(mode)) {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`mode\` to be 'queue' or 'reject', got ${describe(mode)}`,
+    );
+  }
+  assertCount('maxQueue', maxQueue);
+  if (
+    typeof maxWaitMs !== 'number' ||
+    Number.isNaN(maxWaitMs) ||
+    maxWaitMs < 0 ||
+    maxWaitMs === Number.NEGATIVE_INFINITY
+  ) {
+    fail('maxWaitMs', 'a number of ms >= 0 (or Infinity)', maxWaitMs);
+  }
+  assertBound('concurrency', concurrency);
+  assertBound('maxKeys', maxKeys);
+  assertClock(clock);
+  return { limits, mode, maxQueue, maxWaitMs, concurrency, maxKeys, clock };
+}
+
+function fail(field: string, expected: string, value: unknown): never {
+  const message = `[fetch-pacer] Expected \`${field}\` to be ${expected}, got ${describe(value)}`;
+  throw typeof value === 'number' ? new RangeError(message) : new TypeError(message);
+}
+
+function assertCount(field: string, value: unknown): void {
+  if (value === Number.POSITIVE_INFINITY) return;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    fail(field, 'an integer >= 0 (or Infinity)', value);
+  }
+}
+
+function assertClock(clock: unknown): asserts clock is PacerClock {
+  const methods = ['now', 'setTimeout', 'clearTimeout'] as const;
+  const ok =
+    typeof clock === 'object' &&
+    clock !== null &&
+    methods.every((name) => typeof (clock as Record<string, unknown>)[name] === 'function');
+  if (!ok) {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`clock\` to have \`now()\`, \`setTimeout()\` and \`clearTimeout()\` (a ManualClock works), got ${describe(clock)}`,
+    );
+  }
+}

@@ -1,0 +1,71 @@
+import { type Decision, deny, wholeMs } from '../core/decision.js';
+import type { PolicySummary, RateLimiter } from '../core/limiter.js';
+import type { KeyInspection } from './types.js';
+
+/**
+ * When `total` permits of `key` (the tasks ahead of a task plus its own) would all have been
+ * granted, as a Decision: allowed if they all fit now, else denied with that wait.
+ *
+ * `peek` answers for what fits in the capacity (it knows the current credit and any server
+ * block); the sustained rate covers the rest. That is exact for a token bucket or GCRA with a
+ * steady backlog (each task takes its permits as soon as they exist, so the bucket never
+ * refills past what the line needs) and an estimate for the window algorithms. It ignores
+ * `concurrency`, tasks of higher priority that arrive later, and server blocks to come.
+ */
+export function project(
+  limiter: RateLimiter,
+  info: PolicySummary,
+  key: string,
+  total: number,
+): Decision {
+  const fits = Math.min(total, info.capacity);
+  const first = limiter.peek(key, fits);
+  if (first.allowed && total === fits) return first;
+  const wait = first.retryAfterMs + wholeMs((total - fits) / info.ratePerMs);
+  // A denial reports the whole permits there are now; an allowed peek reported them minus `fits`.
+  const remaining = first.allowed ? first.remaining + fits : first.remaining;
+  return deny(first.reason ?? 'rate', wait, remaining, Math.max(first.resetMs, wait), first.limit);
+}
+
+/**
+ * The answer to `tryAcquire` while tasks of `key` wait: denied (it must not jump the line), with
+ * the wait behind all `total` permits of the line and its own. At least 1 ms, even when the line
+ * waits only for a concurrency slot and the permits exist.
+ */
+export function denyBehind(
+  limiter: RateLimiter,
+  info: PolicySummary,
+  key: string,
+  total: number,
+): Decision {
+  const {
+    retryAfterMs,
+    remaining,
+    resetMs,
+    limit,
+    reason = 'rate',
+  } = project(limiter, info, key, total);
+  return deny(reason, Math.max(1, retryAfterMs), remaining, resetMs, limit);
+}
+
+/** `inspect(key)` at ticker time `at`; `head` is the task of the key that goes next, if any. */
+export function inspectKey(
+  limiter: RateLimiter,
+  info: PolicySummary,
+  key: string,
+  at: number,
+  queued: number,
+  head: { readonly cost: number } | undefined,
+): KeyInspection {
+  const inspection = {
+    at,
+    level: limiter.level(key),
+    capacity: info.capacity,
+    limit: info.limit,
+    queued,
+    blockedUntil: limiter.blockedUntil(key),
+  };
+  if (head === undefined) return Object.freeze(inspection);
+  const nextStartAt = at + limiter.peek(key, head.cost).retryAfterMs;
+  return Object.freeze({ ...inspection, nextStartAt });
+}

@@ -1,0 +1,320 @@
+import type { Decision } from '../core/decision.js';
+import { RateLimiter, type ServerQuota } from '../core/limiter.js';
+import { assertPositiveInteger } from '../core/validate.js';
+import { ServerBlocks } from './blocks.js';
+import { PacerDisposedError, QueueFullError, RateLimitError } from './errors.js';
+import type { ResolvedPacerOptions } from './options.js';
+import { denyBehind, inspectKey, project } from './projection.js';
+import { SnapshotStore } from './store.js';
+import { assertKey, createTask, DEFAULT_KEY, resolveTaskOptions, type Task } from './task.js';
+import { Timer } from './timer.js';
+import type { KeyInspection, PacerSnapshot, ScheduleOptions } from './types.js';
+import { WaitingTasks } from './waiting.js';
+
+/**
+ * Schedules tasks against a RateLimiter it owns. Every event (a task queued, settled or aborted,
+ * the timer, the server's word, pause) ends in `flush()`: start what is due, re-arm the one
+ * timer for the earliest due key, publish the snapshot, wake `onIdle`.
+ */
+export class Scheduler {
+  private readonly limiter: RateLimiter;
+  private readonly waiting: WaitingTasks;
+  private readonly blocks = new ServerBlocks();
+  private readonly timer: Timer;
+  private readonly store: SnapshotStore;
+  private inFlight = 0;
+  private admitted = 0;
+  private denied = 0;
+  private paused = false;
+  private disposed = false;
+  private order = 0;
+  private latest = Number.NEGATIVE_INFINITY;
+  private flushing = false;
+  private again = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: ResolvedPacerOptions) {
+    const { limits, maxKeys, clock, mode } = options;
+    this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: () => clock.now() });
+    // In reject mode a task waits only for a slot; its rate is decided when its turn comes.
+    const waitOf =
+      mode === 'queue'
+        ? (key: string, cost: number) => this.limiter.peek(key, cost).retryAfterMs
+        : () => 0;
+    this.waiting = new WaitingTasks(
+      waitOf,
+      () => this.now(),
+      (task, error) => this.settle(task, false, error),
+    );
+    this.timer = new Timer(clock, () => this.flush());
+    this.store = new SnapshotStore(() => ({
+      queued: this.waiting.size,
+      inFlight: this.inFlight,
+      admitted: this.admitted,
+      denied: this.denied,
+      blockedKeys: this.blocks.keys,
+      paused: this.paused,
+      disposed: this.disposed,
+    }));
+  }
+
+  schedule<T>(run: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
+    if (typeof run !== 'function') {
+      throw new TypeError('[fetch-pacer] Expected the task to be a function');
+    }
+    const { key, cost, priority, signal, front } = resolveTaskOptions(options);
+    if (this.disposed) return Promise.reject(new PacerDisposedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    // Start whatever is due first (a real timer may be late), so the checks below see the
+    // queue as it is: a task judged to start now must not find its slot taken.
+    if (!this.flushing) this.pump();
+    const { mode, maxQueue, maxWaitMs } = this.options;
+    try {
+      const decision = this.limiter.peek(key, cost);
+      if (mode === 'reject' && !decision.allowed) {
+        return this.deny(new RateLimitError(decision, { key }));
+      }
+      const line = this.waiting.line(key);
+      const leads = line === undefined || line.wouldLead(priority, front);
+      const startsNow = leads && decision.allowed && !this.paused && this.hasSlot();
+      if (!startsNow && this.waiting.size >= maxQueue) {
+        this.flush();
+        return Promise.reject(new QueueFullError(maxQueue, { key }));
+      }
+      if (!startsNow && mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
+        const ahead = line?.costAhead(priority, front) ?? 0;
+        const projected = project(this.limiter, this.limiter.policyOf(key), key, ahead + cost);
+        if (projected.retryAfterMs > maxWaitMs) {
+          return this.deny(new RateLimitError(projected, { key, maxWaitMs }));
+        }
+      }
+    } catch (error) {
+      // The core's RangeError for a cost beyond capacity, or a bad policy from a resolver.
+      this.flush();
+      return Promise.reject(error);
+    }
+    const { task, promise } = createTask(run, { key, cost, priority, signal }, this.order++);
+    if (signal !== undefined) {
+      task.onAbort = () => this.abort(task);
+      signal.addEventListener('abort', task.onAbort, { once: true });
+    }
+    this.waiting.add(task, front);
+    this.flush();
+    return promise;
+  }
+
+  tryAcquire(key: string = DEFAULT_KEY, cost = 1): Decision {
+    if (this.disposed) throw new PacerDisposedError();
+    assertKey(key);
+    assertPositiveInteger('cost', cost);
+    const line = this.waiting.line(key);
+    let decision: Decision;
+    if (line === undefined) {
+      decision = this.limiter.tryAcquire(key, cost);
+    } else {
+      this.limiter.peek(key, cost); // throws, like the core, for a cost beyond capacity
+      // Never ahead of the line: denied, with the wait behind every task of the key.
+      decision = denyBehind(this.limiter, this.limiter.policyOf(key), key, line.totalCost + cost);
+    }
+    if (decision.allowed) this.admitted++;
+    else this.denied++;
+    this.flush();
+    return decision;
+  }
+
+  blockUntil(key: string, until: number): void {
+    assertKey(key);
+    this.limiter.blockUntil(key, until);
+    this.serverSaid(key);
+  }
+
+  observe(key: string, quota: ServerQuota): void {
+    assertKey(key);
+    this.limiter.observe(key, quota);
+    this.serverSaid(key);
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.flush();
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.flush();
+  }
+
+  onIdle(): Promise<void> {
+    if (this.waiting.size === 0 && this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const task of this.waiting.drain()) this.settle(task, false, new PacerDisposedError());
+    this.flush();
+  }
+
+  subscribe(listener: () => void): () => void {
+    return this.store.subscribe(listener);
+  }
+
+  getSnapshot(): PacerSnapshot {
+    this.blocks.sweep(this.now());
+    return this.store.current();
+  }
+
+  inspect(key: string = DEFAULT_KEY): KeyInspection {
+    assertKey(key);
+    const line = this.waiting.line(key);
+    return inspectKey(
+      this.limiter,
+      this.limiter.policyOf(key),
+      key,
+      this.now(),
+      line?.size ?? 0,
+      line?.head,
+    );
+  }
+
+  private deny(error: RateLimitError): Promise<never> {
+    this.denied++;
+    this.flush();
+    return Promise.reject(error);
+  }
+
+  private abort(task: Task): void {
+    if (task.state !== 'queued') return;
+    this.waiting.remove(task);
+    this.settle(task, false, task.signal?.reason);
+    this.flush();
+  }
+
+  /** Settles a task that has not started or has finished; exactly once, listener removed. */
+  private settle(task: Task, ok: boolean, value: unknown): void {
+    if (task.state === 'done') return;
+    task.state = 'done';
+    this.detach(task);
+    if (ok) task.resolve(value);
+    else task.reject(value);
+  }
+
+  private detach(task: Task): void {
+    if (task.onAbort !== undefined) task.signal?.removeEventListener('abort', task.onAbort);
+    task.onAbort = undefined;
+  }
+
+  private hasSlot(): boolean {
+    return this.inFlight < this.options.concurrency;
+  }
+
+  /** Starts every task that is due, earliest key first, while slots are free. */
+  private pump(): void {
+    while (!this.paused && !this.disposed && this.hasSlot()) {
+      const key = this.waiting.earliest();
+      if (key === undefined) return;
+      const now = this.now();
+      if (key.due > now) return;
+      const task = key.line.head as Task;
+      let decision: Decision;
+      try {
+        decision = this.limiter.tryAcquire(key.key, task.cost);
+      } catch (error) {
+        this.waiting.remove(task);
+        this.settle(task, false, error);
+        continue;
+      }
+      if (decision.allowed) {
+        this.waiting.remove(task);
+        this.admitted++;
+        this.start(task);
+      } else if (this.options.mode === 'reject') {
+        this.waiting.remove(task);
+        this.denied++;
+        this.settle(task, false, new RateLimitError(decision, { key: task.key }));
+      } else {
+        // Due, yet denied: another key took the last `maxKeys` room first, or the clock stepped
+        // back. Look again when the limiter says; at least 1 ms on, so this loop cannot spin.
+        this.waiting.postpone(key, now + Math.max(1, decision.retryAfterMs));
+      }
+    }
+  }
+
+  private start(task: Task): void {
+    task.state = 'running';
+    // The signal has no say once the task runs (the task never sees it): drop the listener now.
+    this.detach(task);
+    this.inFlight++;
+    let result: unknown;
+    try {
+      result = task.run();
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    Promise.resolve(result).then(
+      (value) => this.finish(task, true, value),
+      (error: unknown) => this.finish(task, false, error),
+    );
+  }
+
+  private finish(task: Task, ok: boolean, value: unknown): void {
+    this.inFlight--;
+    this.settle(task, ok, value);
+    this.flush();
+  }
+
+  /** After `blockUntil`/`observe`: mirror the key's block and re-time its waiting tasks. */
+  private serverSaid(key: string): void {
+    this.blocks.set(key, this.limiter.blockedUntil(key));
+    this.waiting.retimeKey(key);
+    this.flush();
+  }
+
+  /** The end of every event: start what is due, re-arm the one timer, publish, wake onIdle. */
+  private flush(): void {
+    // A task started here may schedule, abort or pause synchronously: that work joins this
+    // flush instead of nesting one.
+    if (this.flushing) {
+      this.again = true;
+      return;
+    }
+    this.flushing = true;
+    try {
+      do {
+        this.again = false;
+        this.pump();
+      } while (this.again);
+      this.blocks.sweep(this.now());
+      this.arm();
+    } finally {
+      this.flushing = false;
+    }
+    this.store.publish();
+    if (this.waiting.size === 0 && this.inFlight === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const wake of waiters) wake();
+    }
+  }
+
+  private arm(): void {
+    if (this.disposed || this.paused) {
+      this.timer.clear();
+      return;
+    }
+    // With every slot taken nothing can start on a timer: the next settle pumps instead.
+    const none = Number.POSITIVE_INFINITY;
+    const due = this.hasSlot() ? (this.waiting.earliest()?.due ?? none) : none;
+    const at = Math.min(due, this.blocks.nextEnd);
+    // Waiting tasks are work that should keep a Node process alive; a block expiry is not.
+    this.timer.set(at, at - this.now(), this.waiting.size > 0);
+  }
+
+  /** The clock, clamped so time never runs backwards here (like the limiter's). */
+  now(): number {
+    const t = this.options.clock.now();
+    if (t > this.latest) this.latest = t;
+    return this.latest;
+  }
+}

@@ -1,0 +1,118 @@
+import { assertPositiveInteger, describe } from '../core/validate.js';
+import type { DueItem } from './due-heap.js';
+import type { Line, LineNode } from './line.js';
+import type { ScheduleOptions } from './types.js';
+
+/** The key of a task scheduled without one. */
+export const DEFAULT_KEY = 'default';
+
+/** A scheduled task, from `schedule()` until it settles. */
+export interface Task extends LineNode {
+  readonly run: () => unknown;
+  readonly key: string;
+  readonly cost: number;
+  readonly priority: number;
+  /** Enqueue order over the whole pacer: breaks ties between keys due at the same time. */
+  readonly order: number;
+  readonly signal: AbortSignal | undefined;
+  /** The abort listener while the task waits; removed when it leaves the queue. */
+  onAbort: (() => void) | undefined;
+  /** Queued until it leaves the line; then running or done. Settles exactly once. */
+  state: 'queued' | 'running' | 'done';
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (reason: unknown) => void;
+}
+
+/** A key with tasks waiting: its line, and its place in the pacer's due heap. */
+export interface WaitingKey extends DueItem {
+  readonly key: string;
+  readonly line: Line<Task>;
+}
+
+/** Schedule options checked, defaults filled in. */
+export interface TaskOptions {
+  readonly key: string;
+  readonly cost: number;
+  readonly priority: number;
+  readonly signal: AbortSignal | undefined;
+  readonly front: boolean;
+}
+
+/**
+ * Checks what `schedule()` got. Malformed arguments are programming errors and throw at the
+ * call, like the core does; conditions of the moment (queue full, rate, abort) reject instead.
+ */
+export function resolveTaskOptions(options: ScheduleOptions | undefined): TaskOptions {
+  if (options === undefined) {
+    return { key: DEFAULT_KEY, cost: 1, priority: 0, signal: undefined, front: false };
+  }
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(
+      `[fetch-pacer] Expected schedule options \`{ key, cost, priority, signal, front }\`, got ${describe(options)}`,
+    );
+  }
+  const { key = DEFAULT_KEY, cost = 1, priority = 0, signal, front = false } = options;
+  assertKey(key);
+  assertPositiveInteger('cost', cost);
+  if (typeof priority !== 'number' || !Number.isFinite(priority)) {
+    const message = `[fetch-pacer] Expected \`priority\` to be a finite number, got ${describe(priority)}`;
+    throw typeof priority === 'number' ? new RangeError(message) : new TypeError(message);
+  }
+  if (signal !== undefined && !isSignal(signal)) {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`signal\` to be an AbortSignal, got ${describe(signal)}`,
+    );
+  }
+  if (typeof front !== 'boolean') {
+    throw new TypeError(`[fetch-pacer] Expected \`front\` to be a boolean, got ${describe(front)}`);
+  }
+  return { key, cost, priority, signal, front };
+}
+
+/**
+ * A TypeError for any non-string (the core's `assertKey` throws a RangeError for a number, as
+ * its shared `fail` picks the class by the value's type rather than by what was expected).
+ */
+export function assertKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string') {
+    throw new TypeError(`[fetch-pacer] Expected \`key\` to be a string, got ${describe(key)}`);
+  }
+}
+
+/** Duck-typed: a signal from another realm (an iframe, a polyfill) fails `instanceof`. */
+function isSignal(value: unknown): value is AbortSignal {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AbortSignal).aborted === 'boolean' &&
+    typeof (value as AbortSignal).addEventListener === 'function' &&
+    typeof (value as AbortSignal).removeEventListener === 'function'
+  );
+}
+
+/** A queued task and the promise `schedule()` returns for it. */
+export function createTask<T>(
+  run: () => T | PromiseLike<T>,
+  options: Pick<TaskOptions, 'key' | 'cost' | 'priority' | 'signal'>,
+  order: number,
+): { readonly task: Task; readonly promise: Promise<T> } {
+  // `Promise.withResolvers`, which Node 20 lacks.
+  let resolve: ((value: unknown) => void) | undefined;
+  let reject: ((reason: unknown) => void) | undefined;
+  const promise = new Promise<T>((onResolve, onReject) => {
+    resolve = onResolve as (value: unknown) => void;
+    reject = onReject;
+  });
+  const task: Task = {
+    ...options,
+    run,
+    order,
+    onAbort: undefined,
+    state: 'queued',
+    resolve: resolve as (value: unknown) => void,
+    reject: reject as (reason: unknown) => void,
+    prev: undefined,
+    next: undefined,
+  };
+  return { task, promise };
+}

@@ -1,0 +1,117 @@
+import type { Decision } from '../core/decision.js';
+import type { ServerQuota } from '../core/limiter.js';
+
+/** Where and how a task is paced. Every field may be left out (or passed as `undefined`). */
+export interface ScheduleOptions {
+  /** The rate-limit key (an origin, a user, an API token). @default 'default' */
+  readonly key?: string | undefined;
+  /** Permits the task takes: a positive integer, at most the policy's capacity. @default 1 */
+  readonly cost?: number | undefined;
+  /**
+   * Higher starts first among the waiting tasks of the same key; FIFO within a priority.
+   * Any finite number. A steady stream of higher-priority tasks can hold lower ones back.
+   * @default 0
+   */
+  readonly priority?: number | undefined;
+  /**
+   * Aborting it while the task waits takes the task out of the queue at once and rejects it
+   * with `signal.reason`; it took no permit. Once the task has started, aborting does nothing
+   * here: the task is not cancelled (give the signal to the task yourself, as fetch takes it).
+   */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * Advanced: put the task ahead of every waiting task of its key and priority (still behind
+   * higher priorities). For a retry that already waited its turn, such as a request the server
+   * answered with 429. Several `front` tasks go last-in first-out among themselves.
+   * @default false
+   */
+  readonly front?: boolean | undefined;
+}
+
+/** Immutable state of a pacer for `useSyncExternalStore`: a new object only when it changed. */
+export interface PacerSnapshot {
+  /** Tasks waiting (for a permit, a server block or a concurrency slot). */
+  readonly queued: number;
+  /** Tasks started and not yet settled. */
+  readonly inFlight: number;
+  /** Permits granted so far: tasks started plus `tryAcquire` calls allowed. */
+  readonly admitted: number;
+  /** Rate denials so far: reject-mode and `maxWaitMs` rejections plus `tryAcquire` denials. */
+  readonly denied: number;
+  /** Keys the server blocked (via `blockUntil` or `observe`) whose block still holds, sorted. */
+  readonly blockedKeys: readonly string[];
+  readonly paused: boolean;
+  readonly disposed: boolean;
+}
+
+/** One key's live state, computed when asked (for gauges and animations). */
+export interface KeyInspection {
+  /** The ticker time this was computed at, in ms. */
+  readonly at: number;
+  /** Permits available now as a float, partly refilled credit included. */
+  readonly level: number;
+  /** Most permits the key holds at once (the tightest `burst ?? limit`). */
+  readonly capacity: number;
+  /** The tightest `limit` of the key's policy. */
+  readonly limit: number;
+  /** Tasks of this key waiting. */
+  readonly queued: number;
+  /** Ticker time until which the server blocked the key, or undefined. */
+  readonly blockedUntil: number | undefined;
+  /**
+   * Ticker time at which the next waiting task of the key gets its permit (it may still wait
+   * for a concurrency slot, or for `resume()`). Absent when none waits.
+   */
+  readonly nextStartAt?: number;
+}
+
+export interface Pacer {
+  /**
+   * Runs `task` once its key has the permits (queue mode) or rejects with `RateLimitError` if
+   * it has none now (reject mode). Returns the task's own result.
+   *
+   * Rejects with: `signal.reason` on abort, `QueueFullError`, `RateLimitError` (reject mode, or
+   * a projected wait beyond `maxWaitMs`), `PacerDisposedError`, the core's `RangeError` when
+   * `cost` exceeds the key's capacity, or whatever the task throws. Throws synchronously only
+   * for malformed arguments (a task that is not a function, a key that is not a string, a cost
+   * that is not a positive integer, a non-finite priority).
+   */
+  schedule<T>(task: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
+  /**
+   * Resolves when the permit is granted (a task that does nothing), for callers that do the
+   * work themselves. That work is outside `concurrency`, which counts the empty task only.
+   */
+  acquire(options?: ScheduleOptions): Promise<void>;
+  /**
+   * Answers at once and, when allowed, takes the permit. It never jumps the queue: while tasks
+   * of `key` wait, it is denied (`'rate'`, or `'blocked'`) with the projected wait behind them.
+   * Not held back by `pause()` and takes no concurrency slot. Throws like the core for a bad
+   * key or a cost beyond capacity, and `PacerDisposedError` after `dispose()`.
+   */
+  tryAcquire(key?: string, cost?: number): Decision;
+  /**
+   * The pacer's clock now (monotonic ms): the time base of `blockUntil`, `inspect().at`,
+   * `blockedUntil` and `nextStartAt`. `pacer.blockUntil(key, pacer.now() + retryAfterMs)`.
+   */
+  now(): number;
+  /** The server said "not before `until`" (ticker ms): tasks of `key` wait until then. */
+  blockUntil(key: string, until: number): void;
+  /** The server's count for `key` (RateLimit headers): only ever lowers local credit. */
+  observe(key: string, quota: ServerQuota): void;
+  /** No task starts until `resume()`; queued tasks keep their place. Clears the timer. */
+  pause(): void;
+  resume(): void;
+  /** Resolves once nothing is queued and nothing is in flight. */
+  onIdle(): Promise<void>;
+  /**
+   * Rejects every queued task with `PacerDisposedError`, clears the timer and refuses new
+   * tasks. Tasks in flight run to the end. Idempotent.
+   */
+  dispose(): void;
+  /** Calls `listener` after each change of the snapshot. Bound: pass it around freely. */
+  subscribe(listener: () => void): () => void;
+  /** The current snapshot. Bound, for `useSyncExternalStore(pacer.subscribe, pacer.getSnapshot)`. */
+  getSnapshot(): PacerSnapshot;
+  /** The live state of `key` at this instant. */
+  inspect(key?: string): KeyInspection;
+}

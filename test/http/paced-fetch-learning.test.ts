@@ -1,0 +1,224 @@
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { createPacedFetch } from '../../src/http/paced-fetch.js';
+import { createPacer } from '../../src/pacer/pacer.js';
+import { createManualClock } from '../../src/testing/index.js';
+import { stampedFetch } from '../support/backends.js';
+import { drive, until } from '../support/flush.js';
+import { server } from '../support/msw.js';
+
+describe('createPacedFetch learning from RateLimit headers', () => {
+  it.each([
+    ['IETF draft', { ratelimit: '"api";r=0;t=5', 'ratelimit-policy': '"api";q=3;w=60' }],
+    ['draft-7', { ratelimit: 'limit=3, remaining=0, reset=5' }],
+    ['draft-6', { 'ratelimit-limit': '3', 'ratelimit-remaining': '0', 'ratelimit-reset': '5' }],
+    [
+      'X-RateLimit',
+      { 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '5' },
+    ],
+  ])('waits for the reset when the server says 0 remaining (%s)', async (_dialect, headers) => {
+    const clock = createManualClock();
+    let served = 0;
+    server.use(
+      http.get('https://api.test/*', () => {
+        served++;
+        return HttpResponse.json({ served }, { headers: served === 1 ? headers : {} });
+      }),
+    );
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({ limits: { limit: 100, windowMs: 1000 }, fetch, clock });
+    await pacedFetch('https://api.test/first');
+    const second = pacedFetch('https://api.test/second');
+    await drive(clock, pacedFetch.pacer, 10_000);
+    expect((await second).status).toBe(200);
+    // The local policy allowed 100/s, but the server had none left until its reset in 5 s.
+    expect(sent.map((call) => call.at)).toEqual([0, 5000]);
+  });
+
+  it('ignores garbage headers and keeps pacing by its own policy', async () => {
+    const clock = createManualClock();
+    server.use(
+      http.get('https://api.test/*', () =>
+        HttpResponse.json(
+          {},
+          {
+            headers: {
+              ratelimit: 'remaining=banana',
+              'x-ratelimit-remaining': '-3',
+              'retry-after': 'tomorrow',
+            },
+          },
+        ),
+      ),
+    );
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({ limits: { limit: 2, windowMs: 1000 }, fetch, clock });
+    const calls = [1, 2, 3].map((n) => pacedFetch(`https://api.test/${n}`));
+    await drive(clock, pacedFetch.pacer, 5000);
+    await Promise.all(calls);
+    expect(sent.map((call) => call.at)).toEqual([0, 0, 500]);
+  });
+
+  it('can be told not to read the headers', async () => {
+    const clock = createManualClock();
+    server.use(
+      http.get('https://api.test/*', () =>
+        HttpResponse.json(
+          {},
+          { headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '9' } },
+        ),
+      ),
+    );
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 5, windowMs: 1000 },
+      fetch,
+      clock,
+      readRateLimitHeaders: false,
+    });
+    await Promise.all([1, 2].map((n) => pacedFetch(`https://api.test/${n}`)));
+    expect(sent.map((call) => call.at)).toEqual([0, 0]);
+  });
+});
+
+describe('createPacedFetch keys, costs and sharing', () => {
+  it('keys by origin by default, so one origin does not slow another', async () => {
+    const clock = createManualClock();
+    server.use(http.get('https://*.test/*', () => HttpResponse.json({})));
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({ limits: { limit: 1, windowMs: 1000 }, fetch, clock });
+    const calls = [
+      pacedFetch('https://a.test/1'),
+      pacedFetch('https://b.test/1'),
+      pacedFetch('https://a.test/2'),
+    ];
+    await drive(clock, pacedFetch.pacer, 2000);
+    await Promise.all(calls);
+    expect(sent.map((call) => [call.url, call.at])).toEqual([
+      ['https://a.test/1', 0],
+      ['https://b.test/1', 0],
+      ['https://a.test/2', 1000],
+    ]);
+  });
+
+  it('takes the key, cost and priority from the request when told how', async () => {
+    const clock = createManualClock();
+    server.use(http.all('https://api.test/*', () => HttpResponse.json({})));
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 4, windowMs: 1000 },
+      fetch,
+      clock,
+      key: (request) => request.headers.get('x-user') ?? 'anonymous',
+      cost: (request) => (request.method === 'POST' ? 4 : 1),
+      priority: (request) => (request.url.endsWith('/urgent') ? 1 : 0),
+    });
+    const asAnn = { headers: { 'x-user': 'ann' } };
+    const calls = [
+      pacedFetch('https://api.test/a', asAnn),
+      pacedFetch('https://api.test/export', { ...asAnn, method: 'POST', body: 'x' }),
+      pacedFetch('https://api.test/b', asAnn),
+      pacedFetch('https://api.test/urgent', asAnn),
+      pacedFetch('https://api.test/c', { headers: { 'x-user': 'bob' } }),
+    ];
+    await drive(clock, pacedFetch.pacer, 5000);
+    await Promise.all(calls);
+    expect(sent.map((call) => [new URL(call.url).pathname, call.at])).toEqual([
+      ['/a', 0],
+      // Priority 1 overtakes ann's queued export and /b, and 3 permits are left for it.
+      ['/urgent', 0],
+      // bob has a bucket of his own.
+      ['/c', 0],
+      // The export (cost 4) waits for 2 more permits at 4/s; /b stays behind it.
+      ['/export', 500],
+      ['/b', 750],
+    ]);
+  });
+
+  it('shares one pacer between wrappers and exposes it', async () => {
+    const clock = createManualClock();
+    server.use(http.get('https://api.test/*', () => HttpResponse.json({})));
+    const pacer = createPacer({ limits: { limit: 1, windowMs: 1000 }, clock });
+    const { fetch, sent } = stampedFetch(clock);
+    const one = createPacedFetch({ pacer, fetch });
+    const two = createPacedFetch({ pacer, fetch });
+    expect(one.pacer).toBe(pacer);
+    const calls = [one('https://api.test/1'), two('https://api.test/2')];
+    await drive(clock, pacer, 2000);
+    await Promise.all(calls);
+    expect(sent.map((call) => call.at)).toEqual([0, 1000]);
+  });
+});
+
+describe('createPacedFetch failures', () => {
+  it('rejects on a network error, as fetch does, without retrying', async () => {
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/down', () => {
+        hits++;
+        return HttpResponse.error();
+      }),
+    );
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 5, windowMs: 1000 },
+      clock: createManualClock(),
+    });
+    await expect(pacedFetch('https://api.test/down')).rejects.toThrow(TypeError);
+    expect(hits).toBe(1);
+  });
+
+  it('rejects with the abort reason before the call, in the queue and in flight', async () => {
+    const clock = createManualClock();
+    let release: () => void = () => {};
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/*', async () => {
+        hits++;
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return HttpResponse.json({});
+      }),
+    );
+    const pacedFetch = createPacedFetch({ limits: { limit: 1, windowMs: 1000 }, clock });
+    const reason = new Error('user left');
+    await expect(
+      pacedFetch('https://api.test/0', { signal: AbortSignal.abort(reason) }),
+    ).rejects.toBe(reason);
+
+    const inFlight = new AbortController();
+    const queued = new AbortController();
+    const first = pacedFetch('https://api.test/1', { signal: inFlight.signal });
+    const second = pacedFetch('https://api.test/2', { signal: queued.signal });
+    expect(pacedFetch.pacer.getSnapshot().queued).toBe(1);
+    queued.abort(reason);
+    await expect(second).rejects.toBe(reason);
+    expect(pacedFetch.pacer.getSnapshot().queued).toBe(0);
+
+    await until(() => hits === 1);
+    inFlight.abort(reason);
+    await expect(first).rejects.toBe(reason);
+    release();
+    expect(hits).toBe(1);
+  });
+
+  it('throws at creation for bad options, naming them', () => {
+    expect(() => createPacedFetch({})).toThrow(/`limits`/);
+    expect(() => createPacedFetch({ limits: { limit: 0, windowMs: 1 } })).toThrow(
+      /`limits.limit`|`limit`/,
+    );
+    expect(() =>
+      createPacedFetch({ limits: { limit: 1, windowMs: 1 }, key: 'origin' as never }),
+    ).toThrow(/`key` to be a function/);
+    expect(() =>
+      createPacedFetch({ limits: { limit: 1, windowMs: 1 }, retry: { limit: -1 } }),
+    ).toThrow(/`retry.limit`.*`-1`/);
+    expect(() =>
+      createPacedFetch({ limits: { limit: 1, windowMs: 1 }, retry: { statuses: [200] } }),
+    ).toThrow(/`retry.statuses`/);
+    const pacer = createPacer({ limits: { limit: 1, windowMs: 1 } });
+    expect(() => createPacedFetch({ pacer, limits: { limit: 1, windowMs: 1 } })).toThrow(
+      /not both/,
+    );
+  });
+});

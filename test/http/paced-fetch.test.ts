@@ -1,0 +1,216 @@
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { createPacedFetch } from '../../src/http/paced-fetch.js';
+import { isRateLimitError } from '../../src/pacer/errors.js';
+import { createManualClock } from '../../src/testing/index.js';
+import { limitedBackend, stampedFetch } from '../support/backends.js';
+import { drive } from '../support/flush.js';
+import { server } from '../support/msw.js';
+
+describe('createPacedFetch in reject mode', () => {
+  it('lets exactly the capacity through when 10,000 calls arrive at once with no refill', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/items/:id', () => {
+        hits++;
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 1000, windowMs: 1e12 },
+      mode: 'reject',
+      clock,
+    });
+    const results = await Promise.allSettled(
+      Array.from({ length: 10_000 }, (_, i) => pacedFetch(`https://api.test/items/${i}`)),
+    );
+    const fulfilled = results.filter((result) => result.status === 'fulfilled');
+    const refused = results.filter(
+      (result) => result.status === 'rejected' && isRateLimitError(result.reason),
+    );
+    expect(hits).toBe(1000);
+    expect(fulfilled).toHaveLength(1000);
+    expect(refused).toHaveLength(9000);
+  }, 30_000);
+});
+
+describe('createPacedFetch in queue mode', () => {
+  it('earns no 429 from a server limited to 20/s and starts each call on its ideal slot', async () => {
+    const clock = createManualClock();
+    const backend = limitedBackend({ clock, limit: 20, windowMs: 1000 });
+    server.use(backend.handler);
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 20, windowMs: 1000, algorithm: 'sliding-log' },
+      fetch,
+      clock,
+    });
+    const calls = Array.from({ length: 500 }, (_, i) => pacedFetch(`https://api.test/n/${i}`));
+    await drive(clock, pacedFetch.pacer, 30_000);
+    const responses = await Promise.all(calls);
+    expect(responses.every((response) => response.status === 200)).toBe(true);
+    expect(backend.count(429)).toBe(0);
+    // 20 at 0 ms, 20 at 1000 ms, ...: the ideal schedule, to the ms.
+    expect(sent.map((call) => call.at)).toEqual(
+      Array.from({ length: 500 }, (_, i) => Math.floor(i / 20) * 1000),
+    );
+    // In request order, too.
+    expect(sent.map((call) => call.url)).toEqual(
+      Array.from({ length: 500 }, (_, i) => `https://api.test/n/${i}`),
+    );
+  });
+});
+
+describe('createPacedFetch and Retry-After', () => {
+  it('blocks every queued call of the origin for 3 s, none of another, and retries the POST with its body', async () => {
+    const clock = createManualClock();
+    let refusedOnce = false;
+    const arrivalsA: Array<[string, number, string]> = [];
+    const arrivalsB: Array<[string, number]> = [];
+    server.use(
+      http.all('https://a.test/*', async ({ request }) => {
+        const at = Number(request.headers.get('x-sent-at'));
+        const line = `${request.method} ${new URL(request.url).pathname}`;
+        arrivalsA.push([line, at, await request.text()]);
+        if (!refusedOnce) {
+          refusedOnce = true;
+          return new HttpResponse(null, { status: 429, headers: { 'retry-after': '3' } });
+        }
+        return HttpResponse.json({ ok: true });
+      }),
+      http.get('https://b.test/*', ({ request }) => {
+        const at = Number(request.headers.get('x-sent-at'));
+        arrivalsB.push([new URL(request.url).pathname, at]);
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const { fetch } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({ limits: { limit: 1, windowMs: 1000 }, fetch, clock });
+    const post = pacedFetch('https://a.test/orders', { method: 'POST', body: '{"item":42}' });
+    const nextA = pacedFetch('https://a.test/list');
+    const b1 = pacedFetch('https://b.test/1');
+    const b2 = pacedFetch('https://b.test/2');
+    await drive(clock, pacedFetch.pacer, 5000);
+    const responses = await Promise.all([post, nextA, b1, b2]);
+    expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200]);
+    expect(arrivalsA).toEqual([
+      ['POST /orders', 0, '{"item":42}'],
+      ['POST /orders', 3000, '{"item":42}'],
+      ['GET /list', 4000, ''],
+    ]);
+    expect(arrivalsB).toEqual([
+      ['/1', 0],
+      ['/2', 1000],
+    ]);
+  });
+
+  it('reads Retry-After as an HTTP-date against the wall clock', async () => {
+    const clock = createManualClock();
+    const epoch = Date.UTC(2026, 10, 29, 12, 0, 0);
+    const backend = limitedBackend({ clock, limit: 1, windowMs: 2000, retryAfter: 'date', epoch });
+    server.use(backend.handler);
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: perSecondBurst(10),
+      fetch,
+      clock,
+      wallClock: () => epoch + clock.now(),
+    });
+    const first = pacedFetch('https://api.test/1');
+    const second = pacedFetch('https://api.test/2');
+    await drive(clock, pacedFetch.pacer, 3000);
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    // Refused at 0 with "retry at 0 + 2 s" as a date: the retry goes at exactly 2000.
+    expect(sent.map((call) => call.at)).toEqual([0, 0, 2000]);
+  });
+
+  it('returns the 429 without retrying when Retry-After is beyond maxRetryAfterMs', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/slow-down', () => {
+        hits++;
+        return new HttpResponse('later', { status: 429, headers: { 'retry-after': '120' } });
+      }),
+    );
+    const pacedFetch = createPacedFetch({ limits: perSecondBurst(10), clock });
+    const response = await pacedFetch('https://api.test/slow-down');
+    expect(response.status).toBe(429);
+    expect(await response.text()).toBe('later');
+    expect(hits).toBe(1);
+    // The server's word still holds for the key: the next call waits the two minutes.
+    expect(pacedFetch.pacer.inspect('https://api.test').blockedUntil).toBe(120_000);
+  });
+
+  it('gives up after retry.limit retries and returns the last response', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/busy', () => {
+        hits++;
+        return new HttpResponse(`refusal ${hits}`, {
+          status: 503,
+          headers: { 'retry-after': '1' },
+        });
+      }),
+    );
+    const pacedFetch = createPacedFetch({ limits: perSecondBurst(10), clock, retry: { limit: 2 } });
+    const call = pacedFetch('https://api.test/busy');
+    await drive(clock, pacedFetch.pacer, 5000);
+    const response = await call;
+    expect(hits).toBe(3);
+    expect(await response.text()).toBe('refusal 3');
+  });
+
+  it('retries a 429 for any method but a 503 only for idempotent ones', async () => {
+    const clock = createManualClock();
+    const seen: string[] = [];
+    server.use(
+      http.all('https://api.test/once/:status', ({ request, params }) => {
+        seen.push(request.method);
+        const first = seen.filter((method) => method === request.method).length === 1;
+        return first
+          ? new HttpResponse(null, {
+              status: Number(params['status']),
+              headers: { 'retry-after': '0' },
+            })
+          : HttpResponse.json({ ok: true });
+      }),
+    );
+    const pacedFetch = createPacedFetch({ limits: perSecondBurst(10), clock });
+    const post503 = await pacedFetch('https://api.test/once/503', { method: 'POST', body: 'x' });
+    expect(post503.status).toBe(503);
+    const patch429 = await pacedFetch('https://api.test/once/429', { method: 'PATCH', body: 'x' });
+    expect(patch429.status).toBe(200);
+    const get503 = await pacedFetch('https://api.test/once/503');
+    expect(get503.status).toBe(200);
+    expect(seen).toEqual(['POST', 'PATCH', 'PATCH', 'GET', 'GET']);
+  });
+
+  it('backs off exponentially with jitter when the 429 has no Retry-After', async () => {
+    const clock = createManualClock();
+    const backend = limitedBackend({ clock, limit: 1, windowMs: 60_000, retryAfter: 'none' });
+    server.use(backend.handler);
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: perSecondBurst(10),
+      fetch,
+      clock,
+      retry: { limit: 3, backoffMs: 1000, random: () => 0.5 },
+    });
+    await pacedFetch('https://api.test/first');
+    const refused = pacedFetch('https://api.test/second');
+    // Backoffs of 750, 1500 and 3000 ms (half fixed, half jitter at 0.5), then the 429 is returned.
+    await drive(clock, pacedFetch.pacer, 20_000);
+    expect((await refused).status).toBe(429);
+    const second = sent.slice(1).map((call) => call.at);
+    const gaps = second.slice(1).map((at, i) => at - (second[i] as number));
+    expect(gaps).toEqual([750, 1500, 3000]);
+  });
+});
+
+function perSecondBurst(limit: number) {
+  return { limit, windowMs: 1000 };
+}
