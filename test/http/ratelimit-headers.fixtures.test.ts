@@ -23,7 +23,7 @@ function parse(headers: Record<string, string>, now: number): ServerQuotaReport 
 
 describe('express-rate-limit 8.7.5 captures (shared fixture)', () => {
   const responses = loadJson(
-    new URL('../../../shared/fixtures/ratelimit-headers.express-rate-limit.json', import.meta.url),
+    new URL('./fixtures/ratelimit-headers.express-rate-limit.json', import.meta.url),
   ) as FixtureResponse[];
   // Legacy mode's x-ratelimit-reset is Unix seconds: the window opened 60 s before it.
   const legacyReset = 1_795_960_804;
