@@ -4,6 +4,7 @@ import { defineConfig } from 'vite';
 // One entry per public export path; `tsc -p tsconfig.build.json` writes the matching .d.ts files.
 const entries = {
   index: resolve(import.meta.dirname, 'src/index.ts'),
+  offline: resolve(import.meta.dirname, 'src/offline/index.ts'),
   testing: resolve(import.meta.dirname, 'src/testing/index.ts'),
 };
 

@@ -1,0 +1,78 @@
+import { useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
+// Types only: the react entry carries none of the outbox's code (nor `idb`).
+import type { Outbox, OutboxSnapshot } from '../offline/types.js';
+
+/**
+ * What the server renders, and what hydration starts from: an outbox that has not read its
+ * store yet (`ready: false`). Its entries live in the browser, so no server knows them.
+ */
+export const IDLE_OUTBOX_SNAPSHOT: OutboxSnapshot = Object.freeze({
+  ready: false,
+  pending: 0,
+  inFlight: 0,
+  flushing: false,
+  online: true,
+  nextAttemptAt: undefined,
+  lastError: undefined,
+  sent: 0,
+  rejected: 0,
+  dropped: 0,
+  closed: false,
+});
+
+const getIdleSnapshot = (): OutboxSnapshot => IDLE_OUTBOX_SNAPSHOT;
+
+const identity = <T>(value: T): T => value;
+
+/**
+ * The outbox's state, live: `pending`, `inFlight`, `flushing`, `online`, `nextAttemptAt`,
+ * `lastError`, `sent`, `rejected`, `dropped`. With a `selector`, the component re-renders only
+ * when the selected value changes (by `isEqual`, `Object.is` by default).
+ *
+ * ```tsx
+ * const pending = useOutbox(outbox, (state) => state.pending);
+ * return pending > 0 ? <p>{pending} changes wait for the network</p> : null;
+ * ```
+ */
+export function useOutbox(outbox: Outbox): OutboxSnapshot;
+export function useOutbox<T>(
+  outbox: Outbox,
+  selector: (snapshot: OutboxSnapshot) => T,
+  isEqual?: (a: T, b: T) => boolean,
+): T;
+export function useOutbox<T>(
+  outbox: Outbox,
+  selector: (snapshot: OutboxSnapshot) => T = identity as (snapshot: OutboxSnapshot) => T,
+  isEqual: (a: T, b: T) => boolean = Object.is,
+): T {
+  if (
+    typeof outbox !== 'object' ||
+    outbox === null ||
+    typeof outbox.subscribe !== 'function' ||
+    typeof outbox.getSnapshot !== 'function'
+  ) {
+    throw new TypeError(
+      '[fetch-pacer] useOutbox expects an outbox from `createOutbox()` (with `subscribe` and `getSnapshot`)',
+    );
+  }
+  // The selection last rendered, so that a new selector function (an inline arrow, each render)
+  // that selects an equal value returns the same value and causes no render.
+  const rendered = useRef<{ readonly value: T } | null>(null);
+  const [getSelection, getServerSelection] = useMemo(() => {
+    let memo: { readonly snapshot: OutboxSnapshot; readonly value: T } | undefined;
+    const select = (snapshot: OutboxSnapshot): T => {
+      if (memo !== undefined && memo.snapshot === snapshot) return memo.value;
+      const next = selector(snapshot);
+      const previous = memo ?? rendered.current;
+      const value = previous !== null && isEqual(previous.value, next) ? previous.value : next;
+      memo = { snapshot, value };
+      return value;
+    };
+    return [() => select(outbox.getSnapshot()), () => select(getIdleSnapshot())];
+  }, [outbox, selector, isEqual]);
+  const value = useSyncExternalStore(outbox.subscribe, getSelection, getServerSelection);
+  useEffect(() => {
+    rendered.current = { value };
+  }, [value]);
+  return value;
+}

@@ -1,0 +1,15 @@
+import { resolve } from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+// The end-to-end project on its own: `npx vitest run --config test/e2e/vitest.config.ts`.
+// It builds the demo, serves it on 127.0.0.1 and drives Debian's chromium with playwright-core.
+export default defineConfig({
+  root: resolve(import.meta.dirname, '../..'),
+  test: {
+    name: 'e2e',
+    include: ['test/e2e/**/*.e2e.test.ts'],
+    environment: 'node',
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
