@@ -4,6 +4,7 @@ import { defineConfig } from 'vite';
 // One entry per public export path; `tsc -p tsconfig.build.json` writes the matching .d.ts files.
 const entries = {
   index: resolve(import.meta.dirname, 'src/index.ts'),
+  react: resolve(import.meta.dirname, 'src/react/index.ts'),
   offline: resolve(import.meta.dirname, 'src/offline/index.ts'),
   testing: resolve(import.meta.dirname, 'src/testing/index.ts'),
 };
@@ -24,6 +25,12 @@ export default defineConfig({
     rollupOptions: {
       // Peer and runtime dependencies stay imports: the user's bundler resolves them once.
       external: [/^react($|\/)/, /^react-dom($|\/)/, /^idb($|\/)/],
+      // React's 'use client' directive is kept on purpose (Next.js reads it); the bundler only warns.
+      onwarn(warning, warn) {
+        if (warning.code === 'MODULE_LEVEL_DIRECTIVE' && warning.message.includes('use client'))
+          return;
+        warn(warning);
+      },
       // Stable names for code shared between entries, so a diff of dist/ stays readable.
       output: { chunkFileNames: 'shared/[name].js' },
     },

@@ -40,6 +40,25 @@ describe('the built package', () => {
     expect(third?.status === 'rejected' && isRateLimitError(third.reason)).toBe(true);
   });
 
+  it('exposes exactly the React entry points from fetch-pacer/react', async () => {
+    const react = await import('fetch-pacer/react');
+    expect(Object.keys(react).sort()).toEqual([
+      'HttpError',
+      'IDLE_OUTBOX_SNAPSHOT',
+      'IDLE_PACER_SNAPSHOT',
+      'PacerProvider',
+      'isAbortError',
+      'isHttpError',
+      'shallowEqual',
+      'useBucketLevel',
+      'useOutbox',
+      'usePacedFetch',
+      'usePacer',
+      'usePacerState',
+      'useRateLimitedFetch',
+    ]);
+  });
+
   it('resolves to dist/, with types beside every entry', async () => {
     const resolved = import.meta.resolve('fetch-pacer');
     expect(resolved).toMatch(/\/dist\/index\.js$/);

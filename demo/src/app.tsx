@@ -1,0 +1,196 @@
+import { PacerProvider } from 'fetch-pacer/react';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { fire } from './client/bursts';
+import {
+  API_KEY,
+  createClient,
+  DEFAULT_SETTINGS,
+  type Settings,
+  serverLimitsOf,
+} from './client/settings';
+import { recordBlock } from './client/timeline-events';
+import { CodeSample } from './components/code-sample';
+import { Comparison } from './components/comparison';
+import { Controls } from './components/controls';
+import { Counters } from './components/counters';
+import { Gauge } from './components/gauge';
+import { Timeline } from './components/timeline';
+import { useDebounced } from './lib/hooks';
+import { configureServer } from './mock/server';
+
+/** The paced fetch the settings describe, rebuilt (and the old one disposed) when they change. */
+function useClient(settings: Settings) {
+  const { rate, burst, algorithm, mode, concurrency } = useDebounced(settings, 250);
+  const client = useMemo(
+    () => createClient({ ...DEFAULT_SETTINGS, rate, burst, algorithm, mode, concurrency }),
+    [rate, burst, algorithm, mode, concurrency],
+  );
+  const previous = useRef(client);
+  useEffect(() => {
+    if (previous.current !== client) previous.current.pacer.dispose();
+    previous.current = client;
+    // Server blocks, for the timeline: the pacer says when its key is blocked, and until when.
+    return client.pacer.subscribe(() => {
+      const { blockedUntil } = client.pacer.inspect(API_KEY);
+      if (blockedUntil !== undefined) recordBlock(client.pacer.now(), blockedUntil);
+    });
+  }, [client]);
+  return client;
+}
+
+function FireButtons({ onFire }: { onFire: (size: number) => void }) {
+  return (
+    <fieldset className="fire" aria-label="Fire requests">
+      {[1, 10, 100].map((size) => (
+        <button key={size} type="button" className="button" onClick={() => onFire(size)}>
+          Fire {size}
+        </button>
+      ))}
+    </fieldset>
+  );
+}
+
+export function App({ autoplay }: { autoplay: boolean }) {
+  const [settings, setSettings] = useState(DEFAULT_SETTINGS);
+  const client = useClient(settings);
+  const server = serverLimitsOf(settings);
+  const { rate: serverRate, burst: serverBurst } = server;
+  useEffect(
+    () => configureServer({ rate: serverRate, burst: serverBurst }),
+    [serverRate, serverBurst],
+  );
+  const latestClient = useRef(client);
+  useEffect(() => {
+    latestClient.current = client;
+  }, [client]);
+  const onFire = (size: number) => fire(size, latestClient.current);
+
+  useEffect(() => {
+    if (!autoplay) return;
+    // A first burst shortly after arrival, so the page shows what it is about.
+    const id = setTimeout(() => fire(30, latestClient.current), 900);
+    return () => clearTimeout(id);
+  }, [autoplay]);
+
+  return (
+    <PacerProvider fetch={client}>
+      <header className="nav">
+        <a className="brand" href="#top">
+          <span className="brand-mark" aria-hidden="true" />
+          fetch-pacer
+        </a>
+        <nav>
+          <a href="#demo">Demo</a>
+          <a href="#playground">Playground</a>
+          <a href="#code">Code</a>
+        </nav>
+        <code className="install">npm i fetch-pacer</code>
+      </header>
+
+      <main id="top">
+        <section className="hero" id="demo">
+          <div className="hero-copy">
+            <p className="eyebrow">Client-side rate limiting for fetch and React</p>
+            <h1>Stay under the rate limit. Skip the wall of 429s.</h1>
+            <p className="lede">
+              fetch-pacer queues your requests in the browser and sends each one the moment the
+              API&apos;s limit allows it. When the server disagrees, it reads{' '}
+              <code>Retry-After</code> and <code>RateLimit</code> headers and backs off for the
+              whole key.
+            </p>
+            <div className="hero-actions">
+              <button
+                type="button"
+                className="button primary"
+                data-testid="hero-fire-100"
+                onClick={() => onFire(100)}
+              >
+                Fire 100 requests
+              </button>
+              <a className="button ghost" href="#code">
+                See the code
+              </a>
+            </div>
+            <p className="fine">
+              Everything here runs in your tab: the API is a Service Worker that allows{' '}
+              {server.rate} requests a second and answers 429 beyond that.
+            </p>
+          </div>
+          <Comparison />
+        </section>
+
+        <section className="playground" id="playground" aria-labelledby="playground-title">
+          <div className="section-head">
+            <h2 id="playground-title">Watch the bucket</h2>
+            <p className="muted">
+              Each request takes a permit; permits come back at the rate of the policy. Change the
+              policy, make the server stricter than the client, and fire again.
+            </p>
+          </div>
+          <div className="playground-grid">
+            <Controls settings={settings} onChange={setSettings} />
+            <div className="card bucket">
+              <Gauge rate={settings.rate} />
+              <div className="bucket-side">
+                <header>
+                  <h3>One bucket per API</h3>
+                  <p className="muted">
+                    A paced fetch keys requests by origin, so every request to{' '}
+                    <code>{API_KEY.replace(/^https?:\/\//, '')}</code> draws on this bucket.
+                  </p>
+                </header>
+                <FireButtons onFire={onFire} />
+                <Counters />
+              </div>
+            </div>
+          </div>
+          <Timeline client={client} />
+        </section>
+
+        <section className="usage" id="code" aria-labelledby="code-title">
+          <div className="section-head">
+            <h2 id="code-title">Three lines to pace a React app</h2>
+            <p className="muted">
+              Wrap the app once; every <code>useRateLimitedFetch</code> below shares the budget and
+              tells you where its request is.
+            </p>
+          </div>
+          <div className="usage-grid">
+            <CodeSample />
+            <ul className="features">
+              <li>
+                <h3>Paces before the server says no</h3>
+                <p>
+                  Token bucket, GCRA, sliding log or window, fixed window: requests wait their turn
+                  and start on the dot, in order, per key.
+                </p>
+              </li>
+              <li>
+                <h3>Listens when it does</h3>
+                <p>
+                  A 429 or 503 with <code>Retry-After</code> blocks the whole key, so the requests
+                  behind it wait too; <code>RateLimit</code> headers lower local credit first.
+                </p>
+              </li>
+              <li>
+                <h3>Live state, no render storms</h3>
+                <p>
+                  <code>queued</code>, <code>blocked</code>, <code>loading</code>: each component
+                  re-renders only for its own request, and gauges sample only while the bucket
+                  moves.
+                </p>
+              </li>
+            </ul>
+          </div>
+        </section>
+      </main>
+
+      <footer className="footer">
+        <p>
+          fetch-pacer · MIT · The mock API is <a href="https://mswjs.io">Mock Service Worker</a>{' '}
+          running in this page; nothing leaves your browser.
+        </p>
+      </footer>
+    </PacerProvider>
+  );
+}

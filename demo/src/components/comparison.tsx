@@ -1,0 +1,142 @@
+import { memo } from 'react';
+import { type Burst, bursts, isDone, type LaneProgress } from '../client/bursts';
+import { useStore } from '../lib/store';
+import { type Lane, type LaneCounts, serverState } from '../mock/server';
+import { DotLegend, PacedDot, PlainDot } from './dots';
+
+const LANE_TEXT: Readonly<Record<Lane, { readonly title: string; readonly subtitle: string }>> = {
+  unpaced: { title: 'Plain fetch', subtitle: 'Every request at once, no retries' },
+  paced: { title: 'With fetch-pacer', subtitle: 'Queued, sent as the limit allows' },
+};
+
+const ZERO: LaneCounts = { sent: 0, ok: 0, refused: 0 };
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function LaneView({
+  burst,
+  lane,
+  progress,
+  counts,
+}: {
+  burst: Burst;
+  lane: Lane;
+  progress: LaneProgress;
+  counts: LaneCounts;
+}) {
+  const { title, subtitle } = LANE_TEXT[lane];
+  const done = progress.doneAt !== undefined;
+  return (
+    <div className={`lane lane-${lane}`}>
+      <div className="lane-head">
+        <h3>{title}</h3>
+        <p>{subtitle}</p>
+      </div>
+      <p className={`big-number ${counts.refused > 0 ? 'bad' : 'good'}`}>
+        <span data-testid={`${lane}-429`}>{counts.refused}</span>
+        <small>× 429 Too Many Requests</small>
+      </p>
+      <dl className="lane-stats">
+        <div>
+          <dt>Succeeded</dt>
+          <dd data-testid={`${lane}-ok`}>
+            {progress.outcomes.ok} / {burst.size}
+          </dd>
+        </div>
+        <div>
+          <dt>Sent</dt>
+          <dd>{counts.sent}</dd>
+        </div>
+        <div>
+          <dt>{done ? 'Finished in' : 'Settled'}</dt>
+          <dd>
+            {done && progress.doneAt !== undefined
+              ? seconds(progress.doneAt - burst.firedAt)
+              : `${progress.settled} / ${burst.size}`}
+          </dd>
+        </div>
+      </dl>
+      <DotGrid burst={burst} lane={lane} label={`${burst.size} requests, ${title}`} />
+    </div>
+  );
+}
+
+/**
+ * One dot per request. Memoized: the counts above it change with every response, the dots
+ * only with their own request (each is its own `useRateLimitedFetch`).
+ */
+const DotGrid = memo(function DotGrid({
+  burst,
+  lane,
+  label,
+}: {
+  burst: Burst;
+  lane: Lane;
+  label: string;
+}) {
+  const Dot = lane === 'paced' ? PacedDot : PlainDot;
+  return (
+    <div className="dots" role="img" aria-label={label}>
+      {Array.from({ length: burst.size }, (_, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: one dot per request number, fixed for the burst
+        <Dot key={index} burst={burst} index={index} />
+      ))}
+    </div>
+  );
+});
+
+/** Both lanes of one burst. Every burst stays mounted until it settles: its dots own requests. */
+function BurstView({ burst, latest }: { burst: Burst; latest: boolean }) {
+  const state = useStore(bursts);
+  const server = useStore(serverState);
+  const progress = state.progress[burst.id];
+  if (progress === undefined) return null;
+  const counts = server.bursts[burst.id];
+  return (
+    <div
+      className="burst"
+      hidden={!latest}
+      data-testid={latest ? 'latest-burst' : undefined}
+      data-state={isDone(state, burst) ? 'done' : 'running'}
+    >
+      {(['unpaced', 'paced'] as const).map((lane) => (
+        <LaneView
+          key={lane}
+          burst={burst}
+          lane={lane}
+          progress={progress[lane]}
+          counts={counts?.[lane] ?? ZERO}
+        />
+      ))}
+    </div>
+  );
+}
+
+/** The same burst, sent with plain fetch and through the pacer, side by side. */
+export function Comparison() {
+  const { list } = useStore(bursts);
+  const { limits } = useStore(serverState);
+  const latest = list[list.length - 1];
+  return (
+    <section className="card comparison" aria-labelledby="comparison-title">
+      <header className="card-head">
+        <h2 id="comparison-title">
+          {latest === undefined ? 'Paced vs unpaced' : `The last burst: ${latest.size} requests`}
+        </h2>
+        <p className="muted">
+          Same burst, same server: it accepts {limits.rate} requests a second, {limits.burst} at
+          once.
+        </p>
+      </header>
+      {latest === undefined && (
+        <p className="empty">Fire a burst: each dot will be one request, coloured as it goes.</p>
+      )}
+      {list.map((burst) => (
+        <BurstView key={burst.id} burst={burst} latest={burst === latest} />
+      ))}
+      <DotLegend states={['queued', 'blocked', 'loading', 'ok', 'refused', 'denied']} />
+    </section>
+  );
+}

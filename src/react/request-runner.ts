@@ -1,0 +1,95 @@
+import type { Pacer } from '../pacer/types.js';
+import { abortReason, isHttpError } from './errors.js';
+import type { RequestInput } from './fingerprint.js';
+import { type Parse, parseResponse } from './parse.js';
+import type { Change } from './request-state.js';
+import { anySignal } from './signals.js';
+import type { PacerSource } from './source.js';
+import { type Pacing, sendPaced } from './transport.js';
+
+/** Everything one run needs, fixed when it starts. */
+export interface RunSpec<T> {
+  readonly input: RequestInput;
+  readonly init: RequestInit | undefined;
+  readonly source: PacerSource;
+  readonly pacer: Pacer;
+  /** The request's fingerprint: which request the run's changes belong to. */
+  readonly request: string;
+  readonly pacing: Pacing;
+  readonly parse: Parse<T>;
+}
+
+/**
+ * Runs one request at a time for a hook. Starting a run stops the previous one: it is aborted
+ * (it leaves the pacer's queue, or its fetch is cancelled) and nothing it reports afterwards
+ * reaches the hook. So a changed input, a refetch and an unmount never race.
+ */
+export class RequestRunner<T> {
+  private run = 0;
+  private controller: AbortController | undefined;
+  private settle: (() => void) | undefined;
+
+  constructor(private readonly report: (spec: RunSpec<T>, change: Change<T>) => void) {}
+
+  /** Stops the current run and starts `spec`; resolves when that run settles or is stopped. */
+  start(spec: RunSpec<T>): Promise<void> {
+    this.stop();
+    const run = this.run;
+    const controller = new AbortController();
+    this.controller = controller;
+    return new Promise<void>((resolve) => {
+      this.settle = resolve;
+      // A microtask later, so that StrictMode's mount, unmount and mount again (one turn) stops
+      // this run before it sends anything: exactly one request goes out, not two.
+      queueMicrotask(() => {
+        if (run !== this.run) return;
+        void this.execute(run, spec, controller.signal).finally(() => {
+          if (run === this.run) {
+            this.controller = undefined;
+            this.settle = undefined;
+          }
+          resolve();
+        });
+      });
+    });
+  }
+
+  /** Stops the current run, if any. Returns whether one was in progress. */
+  stop(why = 'The request changed, or its component unmounted.'): boolean {
+    this.run++;
+    const controller = this.controller;
+    this.controller = undefined;
+    controller?.abort(abortReason(why));
+    const settle = this.settle;
+    this.settle = undefined;
+    settle?.();
+    return controller !== undefined;
+  }
+
+  private async execute(run: number, spec: RunSpec<T>, signal: AbortSignal): Promise<void> {
+    const report = (change: Change<T>) => {
+      if (run === this.run) this.report(spec, change);
+    };
+    const own = spec.init?.signal ?? undefined;
+    let response: Response | undefined;
+    let settled = false;
+    try {
+      const request = new Request(spec.input, { ...spec.init, signal: anySignal([signal, own]) });
+      response = await sendPaced(spec.source, request, {
+        ...spec.pacing,
+        onProgress: (progress) => {
+          if (!settled) report({ kind: 'progress', progress });
+        },
+      });
+      settled = true;
+      report({ kind: 'success', data: await parseResponse(spec.parse, response), response });
+    } catch (error) {
+      settled = true;
+      if (run !== this.run) return;
+      // The caller's own signal aborted it: like `abort()`, not a failure.
+      if (own?.aborted === true) report({ kind: 'aborted' });
+      else
+        report({ kind: 'error', error, response: isHttpError(error) ? error.response : response });
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import { useCallback, useEffect, useRef } from 'react';
+import { usePacerSource } from './context.js';
+import { abortReason } from './errors.js';
+import type { RequestInput } from './fingerprint.js';
+import { useLifetime } from './lifetime.js';
+import { anySignal } from './signals.js';
+import type { PacerSource } from './source.js';
+import { type Pacing, sendPaced } from './transport.js';
+
+/** `RequestInit`, plus this request's own pacing (key, cost, priority). */
+export interface PacedRequestInit extends RequestInit {
+  readonly pacing?: Pacing | undefined;
+}
+
+/** A paced fetch bound to a component: its requests are aborted when the component unmounts. */
+export type BoundFetch = (input: RequestInput, init?: PacedRequestInit) => Promise<Response>;
+
+/**
+ * A fetch for event handlers, paced like every other request, and bound to the component: when
+ * it unmounts, its requests still waiting leave the queue (taking no permit) and those in flight
+ * are aborted; later calls reject at once. Each rejects with an `AbortError` (`isAbortError`).
+ * Its identity is stable, so it can go in dependency lists.
+ *
+ * ```tsx
+ * const fetch = usePacedFetch(api);
+ * const save = async () => {
+ *   const response = await fetch('/api/items', { method: 'POST', body });
+ * };
+ * ```
+ *
+ * @param source a paced fetch or a pacer; `undefined` for the one of `<PacerProvider>`.
+ */
+export function usePacedFetch(source?: PacerSource): BoundFetch {
+  const resolved = usePacerSource(source, 'usePacedFetch');
+  const latest = useRef(resolved);
+  useEffect(() => {
+    latest.current = resolved;
+  });
+  const controller = useRef<AbortController | undefined>(undefined);
+  const lifetime = useLifetime(() => {
+    controller.current?.abort(abortReason('The component unmounted: its request was aborted.'));
+  });
+
+  return useCallback<BoundFetch>(
+    (input, init) => {
+      if (!lifetime.alive()) {
+        return Promise.reject(
+          abortReason('The component unmounted: its bound fetch sends no more requests.'),
+        );
+      }
+      try {
+        controller.current ??= new AbortController();
+        const { pacing, ...rest } = init ?? {};
+        const signal = anySignal([controller.current.signal, rest.signal]);
+        return sendPaced(latest.current, new Request(input, { ...rest, signal }), pacing);
+      } catch (error) {
+        // A malformed input or init: rejected like fetch does, not thrown.
+        return Promise.reject(error);
+      }
+    },
+    [lifetime],
+  );
+}

@@ -1,0 +1,42 @@
+// @vitest-environment jsdom
+import { act } from '@testing-library/react';
+import { hydrateRoot } from 'react-dom/client';
+import { renderToString } from 'react-dom/server';
+import { afterEach, expect, it, vi } from 'vitest';
+import { createPacer, type Pacer } from '../../src/pacer/index.js';
+import { useBucketLevel, usePacerState } from '../../src/react/index.js';
+import { createManualClock } from '../../src/testing/index.js';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function Panel({ pacer }: { pacer: Pacer }) {
+  const admitted = usePacerState(pacer, (state) => state.admitted);
+  const { level } = useBucketLevel(pacer, 'api');
+  return <p>{`${admitted} sent, ${level} left`}</p>;
+}
+
+it('hydrates server HTML with no mismatch, then shows the live state', async () => {
+  const clock = createManualClock();
+  const server = createPacer({ limits: { limit: 5, windowMs: 1000 }, clock });
+  const html = renderToString(<Panel pacer={server} />);
+  expect(html).toBe('<p>0 sent, 5 left</p>');
+
+  // The browser's pacer has been busy before hydration.
+  const client = createPacer({ limits: { limit: 5, windowMs: 1000 }, clock });
+  client.tryAcquire('api');
+  client.tryAcquire('api');
+  const container = document.createElement('div');
+  container.innerHTML = html;
+  document.body.append(container);
+  const errors = vi.spyOn(console, 'error');
+  const recoverable = vi.fn();
+  await act(async () => {
+    hydrateRoot(container, <Panel pacer={client} />, { onRecoverableError: recoverable });
+  });
+  expect(recoverable).not.toHaveBeenCalled();
+  expect(errors).not.toHaveBeenCalled();
+  expect(container.textContent).toBe('2 sent, 3 left');
+  container.remove();
+});
