@@ -6,6 +6,8 @@ const entries = {
   index: resolve(import.meta.dirname, 'src/index.ts'),
   react: resolve(import.meta.dirname, 'src/react/index.ts'),
   offline: resolve(import.meta.dirname, 'src/offline/index.ts'),
+  'cross-tab': resolve(import.meta.dirname, 'src/stores/cross-tab/index.ts'),
+  redis: resolve(import.meta.dirname, 'src/stores/redis/index.ts'),
   testing: resolve(import.meta.dirname, 'src/testing/index.ts'),
 };
 

@@ -13,8 +13,8 @@ export type { Decision, DenialReason } from './core/decision.js';
 export {
   createRateLimiter,
   type PolicyInput,
-  type PolicySummary,
   type PolicyResolver,
+  type PolicySummary,
   RateLimiter,
   type RateLimiterOptions,
   type ServerQuota,
@@ -44,6 +44,7 @@ export {
 } from './http/index.js';
 export {
   createPacer,
+  defineStore,
   isPacerDisposedError,
   isPacerError,
   isQueueFullError,
@@ -61,4 +62,7 @@ export {
   RateLimitError,
   type RateLimitErrorOptions,
   type ScheduleOptions,
+  type Store,
+  type StoreCall,
+  type StoreEvent,
 } from './pacer/index.js';

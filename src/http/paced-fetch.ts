@@ -76,9 +76,9 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
       );
     }
   }
-  if (shared !== undefined && pacerOptions.limits !== undefined) {
+  if (shared !== undefined && (pacerOptions.limits ?? pacerOptions.store) !== undefined) {
     throw new TypeError(
-      '[fetch-pacer] Pass either `pacer` (a shared pacer) or `limits` (to make one), not both',
+      '[fetch-pacer] Pass either `pacer` (a shared pacer) or `limits` and `store` (to make one), not both',
     );
   }
   // Without `limits`, createPacer throws the message that names it.

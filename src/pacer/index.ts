@@ -1,3 +1,4 @@
+export { defineStore } from './define-store.js';
 export {
   isPacerDisposedError,
   isPacerError,
@@ -12,4 +13,5 @@ export {
 } from './errors.js';
 export type { PacerClock, PacerMode, PacerOptions } from './options.js';
 export { createPacer } from './pacer.js';
+export type { Store, StoreCall, StoreEvent } from './store-contract.js';
 export type { KeyInspection, Pacer, PacerSnapshot, ScheduleOptions } from './types.js';

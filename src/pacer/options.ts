@@ -1,5 +1,6 @@
 import { type PolicyInput, type PolicyResolver, summarizePolicy } from '../core/limiter.js';
 import { assertBound, describe } from '../core/validate.js';
+import type { Store } from './store-contract.js';
 
 /**
  * Time and timers of a pacer. A `ManualClock` from `fetch-pacer/testing` satisfies it, so a
@@ -57,6 +58,20 @@ export interface PacerOptions {
   readonly maxKeys?: number;
   /** @default `performance.now()` and the global `setTimeout`/`clearTimeout`, looked up per call */
   readonly clock?: PacerClock;
+  /**
+   * Where bucket state lives. Without it the pacer counts in memory, for itself alone
+   * (synchronous, the fastest). With a shared store every pacer using it draws on one bucket per
+   * key: `crossTabStore({ name })` from `fetch-pacer/cross-tab` for the tabs and workers of an
+   * origin, `redisStore({ client })` from `fetch-pacer/redis` for Node processes. All of them
+   * must use the same `limits`.
+   *
+   * With a store that answers asynchronously a task waits for its store's answer before it
+   * starts (reject mode too: it rejects once the store has denied it), `tryAcquire` throws (use
+   * `acquire`), `maxWaitMs` is judged on the store's word one round trip after `schedule`, and
+   * `maxKeys` bounds local state only (the store expires its own keys at rest).
+   * @default the pacer's own in-memory limiter
+   */
+  readonly store?: Store | undefined;
 }
 
 /** Every option validated, defaults filled in. */
@@ -68,6 +83,7 @@ export interface ResolvedPacerOptions {
   readonly concurrency: number;
   readonly maxKeys: number;
   readonly clock: PacerClock;
+  readonly store: Store | undefined;
 }
 
 /** Looked up at call time: importing the pacer touches no global (SSR, test fakes installed late). */
@@ -93,6 +109,7 @@ export function resolvePacerOptions(options: PacerOptions): ResolvedPacerOptions
     concurrency = Number.POSITIVE_INFINITY,
     maxKeys = Number.POSITIVE_INFINITY,
     clock = defaultClock,
+    store,
   } = options;
   if (limits === undefined) {
     throw new TypeError(
@@ -118,7 +135,8 @@ export function resolvePacerOptions(options: PacerOptions): ResolvedPacerOptions
   assertBound('concurrency', concurrency);
   assertBound('maxKeys', maxKeys);
   assertClock(clock);
-  return { limits, mode, maxQueue, maxWaitMs, concurrency, maxKeys, clock };
+  // A store is checked where it is used: createPacer (which needs its `defineStore` mark).
+  return { limits, mode, maxQueue, maxWaitMs, concurrency, maxKeys, clock, store };
 }
 
 function fail(field: string, expected: string, value: unknown): never {

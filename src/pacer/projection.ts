@@ -18,8 +18,15 @@ export function project(
   key: string,
   total: number,
 ): Decision {
+  return projectFrom(limiter.peek(key, Math.min(total, info.capacity)), info, total);
+}
+
+/**
+ * `project` from `first`, what a peek for `min(total, capacity)` permits answered (a store's
+ * peek, when the state is not local).
+ */
+export function projectFrom(first: Decision, info: PolicySummary, total: number): Decision {
   const fits = Math.min(total, info.capacity);
-  const first = limiter.peek(key, fits);
   if (first.allowed && total === fits) return first;
   const wait = first.retryAfterMs + wholeMs((total - fits) / info.ratePerMs);
   // A denial reports the whole permits there are now; an allowed peek reported them minus `fits`.
@@ -38,13 +45,12 @@ export function denyBehind(
   key: string,
   total: number,
 ): Decision {
-  const {
-    retryAfterMs,
-    remaining,
-    resetMs,
-    limit,
-    reason = 'rate',
-  } = project(limiter, info, key, total);
+  return behind(project(limiter, info, key, total));
+}
+
+/** A projection as the denial `tryAcquire` answers behind waiting tasks: at least 1 ms. */
+export function behind(projected: Decision): Decision {
+  const { retryAfterMs, remaining, resetMs, limit, reason = 'rate' } = projected;
   return deny(reason, Math.max(1, retryAfterMs), remaining, resetMs, limit);
 }
 

@@ -15,34 +15,32 @@ import { WaitingTasks } from './waiting.js';
  * Schedules tasks against a RateLimiter it owns. Every event (a task queued, settled or aborted,
  * the timer, the server's word, pause) ends in `flush()`: start what is due, re-arm the one
  * timer for the earliest due key, publish the snapshot, wake `onIdle`.
+ *
+ * With a `store`, `SharedScheduler` (shared-scheduler.ts) takes over where permits come from;
+ * this class is the in-memory path and knows nothing of stores.
  */
 export class Scheduler {
-  private readonly limiter: RateLimiter;
-  private readonly waiting: WaitingTasks;
-  private readonly blocks = new ServerBlocks();
+  protected readonly limiter: RateLimiter;
+  protected readonly waiting: WaitingTasks;
+  protected readonly blocks = new ServerBlocks();
   private readonly timer: Timer;
   private readonly store: SnapshotStore;
-  private inFlight = 0;
-  private admitted = 0;
-  private denied = 0;
-  private paused = false;
-  private disposed = false;
-  private order = 0;
+  protected inFlight = 0;
+  protected admitted = 0;
+  protected denied = 0;
+  protected paused = false;
+  protected disposed = false;
+  protected order = 0;
   private latest = Number.NEGATIVE_INFINITY;
-  private flushing = false;
+  protected flushing = false;
   private again = false;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly options: ResolvedPacerOptions) {
+  constructor(protected readonly options: ResolvedPacerOptions) {
     const { limits, maxKeys, clock, mode } = options;
     this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: () => clock.now() });
-    // In reject mode a task waits only for a slot; its rate is decided when its turn comes.
-    const waitOf =
-      mode === 'queue'
-        ? (key: string, cost: number) => this.limiter.peek(key, cost).retryAfterMs
-        : () => 0;
     this.waiting = new WaitingTasks(
-      waitOf,
+      this.waitOf(mode),
       () => this.now(),
       (task, error) => this.settle(task, false, error),
     );
@@ -58,6 +56,14 @@ export class Scheduler {
     }));
   }
 
+  /**
+   * How long the head of a key waits for its permits (called from the constructor). In reject
+   * mode a task waits only for a slot; its rate is decided when its turn comes.
+   */
+  protected waitOf(mode: ResolvedPacerOptions['mode']): (key: string, cost: number) => number {
+    return mode === 'queue' ? (key, cost) => this.limiter.peek(key, cost).retryAfterMs : () => 0;
+  }
+
   schedule<T>(run: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
     if (typeof run !== 'function') {
       throw new TypeError('[fetch-pacer] Expected the task to be a function');
@@ -68,6 +74,18 @@ export class Scheduler {
     // Start whatever is due first (a real timer may be late), so the checks below see the
     // queue as it is: a task judged to start now must not find its slot taken.
     if (!this.flushing) this.pump();
+    return this.admit(run, key, cost, priority, signal, front);
+  }
+
+  /** Queues a checked task (or rejects it at once): the in-memory limiter decides. */
+  protected admit<T>(
+    run: () => T | PromiseLike<T>,
+    key: string,
+    cost: number,
+    priority: number,
+    signal: AbortSignal | undefined,
+    front: boolean,
+  ): Promise<T> {
     const { mode, maxQueue, maxWaitMs } = this.options;
     try {
       const decision = this.limiter.peek(key, cost);
@@ -178,13 +196,13 @@ export class Scheduler {
     );
   }
 
-  private deny(error: RateLimitError): Promise<never> {
+  protected deny(error: RateLimitError): Promise<never> {
     this.denied++;
     this.flush();
     return Promise.reject(error);
   }
 
-  private abort(task: Task): void {
+  protected abort(task: Task): void {
     if (task.state !== 'queued') return;
     this.waiting.remove(task);
     this.settle(task, false, task.signal?.reason);
@@ -192,7 +210,7 @@ export class Scheduler {
   }
 
   /** Settles a task that has not started or has finished; exactly once, listener removed. */
-  private settle(task: Task, ok: boolean, value: unknown): void {
+  protected settle(task: Task, ok: boolean, value: unknown): void {
     if (task.state === 'done') return;
     task.state = 'done';
     this.detach(task);
@@ -205,12 +223,12 @@ export class Scheduler {
     task.onAbort = undefined;
   }
 
-  private hasSlot(): boolean {
+  protected hasSlot(): boolean {
     return this.inFlight < this.options.concurrency;
   }
 
   /** Starts every task that is due, earliest key first, while slots are free. */
-  private pump(): void {
+  protected pump(): void {
     while (!this.paused && !this.disposed && this.hasSlot()) {
       const key = this.waiting.earliest();
       if (key === undefined) return;
@@ -241,7 +259,7 @@ export class Scheduler {
     }
   }
 
-  private start(task: Task): void {
+  protected start(task: Task): void {
     task.state = 'running';
     // The signal has no say once the task runs (the task never sees it): drop the listener now.
     this.detach(task);
@@ -265,14 +283,14 @@ export class Scheduler {
   }
 
   /** After `blockUntil`/`observe`: mirror the key's block and re-time its waiting tasks. */
-  private serverSaid(key: string): void {
+  protected serverSaid(key: string): void {
     this.blocks.set(key, this.limiter.blockedUntil(key));
     this.waiting.retimeKey(key);
     this.flush();
   }
 
   /** The end of every event: start what is due, re-arm the one timer, publish, wake onIdle. */
-  private flush(): void {
+  protected flush(): void {
     // A task started here may schedule, abort or pause synchronously: that work joins this
     // flush instead of nesting one.
     if (this.flushing) {

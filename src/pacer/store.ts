@@ -89,7 +89,7 @@ export class SnapshotStore {
  * reported the platform way (`reportError`: the console and a window `error` event in browsers),
  * or to `console.error` where that does not exist (Node 20).
  */
-function report(error: unknown): void {
+export function report(error: unknown): void {
   const reportError = (globalThis as { reportError?: (error: unknown) => void }).reportError;
   if (typeof reportError === 'function') reportError(error);
   else console.error(error);

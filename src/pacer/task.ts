@@ -27,6 +27,15 @@ export interface Task extends LineNode {
 export interface WaitingKey extends DueItem {
   readonly key: string;
   readonly line: Line<Task>;
+  /**
+   * With a store only (never set without one): a store call for this key's head tasks is out,
+   * so the key waits for its answer and no second call for it starts.
+   */
+  taking?: boolean;
+  /** Permits of the tasks that call is for (0 when none is out). */
+  claimed?: number;
+  /** Its credit changed elsewhere while a call was out: ask again at once if that call denies. */
+  stale?: boolean;
 }
 
 /** Schedule options checked, defaults filled in. */
@@ -103,8 +112,13 @@ export function createTask<T>(
     resolve = onResolve as (value: unknown) => void;
     reject = onReject;
   });
+  // Fields spelled out: spreading `options` here made each schedule() ~20 µs slower in V8
+  // (measured with 100,000 tasks), the task objects taking a slow shape.
   const task: Task = {
-    ...options,
+    key: options.key,
+    cost: options.cost,
+    priority: options.priority,
+    signal: options.signal,
     run,
     order,
     onAbort: undefined,

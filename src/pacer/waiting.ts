@@ -71,6 +71,11 @@ export class WaitingTasks {
     this.heap.update(waiting);
   }
 
+  /** The waiting key of `key`, if any task of it waits. */
+  waitingKey(key: string): WaitingKey | undefined {
+    return this.keys.get(key);
+  }
+
   /** Empties everything and returns the tasks that were waiting, in line order per key. */
   drain(): Task[] {
     const tasks: Task[] = [];
@@ -87,9 +92,11 @@ export class WaitingTasks {
       const head = waiting.line.head;
       if (head === undefined) {
         this.heap.remove(waiting);
-        this.keys.delete(waiting.key);
+        // A store call out for it still answers to this key: keep it until the answer.
+        if (waiting.taking !== true) this.keys.delete(waiting.key);
         return;
       }
+      if (waiting.taking === true) return;
       let wait: number;
       try {
         wait = this.waitOf(waiting.key, head.cost);

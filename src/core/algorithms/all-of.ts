@@ -45,7 +45,7 @@ export class AllOf implements Strategy {
  * the slowest does not. The reported limit is the binding part's: the slowest when denied, the
  * one with the fewest permits left when allowed.
  */
-function combine(decisions: readonly Decision[]): Decision {
+export function combine(decisions: readonly Decision[]): Decision {
   let binding = decisions[0] as Decision;
   let remaining = binding.remaining;
   let resetMs = binding.resetMs;

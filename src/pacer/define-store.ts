@@ -1,0 +1,26 @@
+import { describe } from '../core/validate.js';
+import { SharedScheduler } from './shared-scheduler.js';
+import { SCHEDULER, type Store } from './store-contract.js';
+
+/**
+ * Makes `store` one that `createPacer({ store })` accepts, and returns it. This is what brings
+ * in the pacer's code for stores (asking a store for the head tasks of each key, awaiting its
+ * answers): an app that never imports a store, or this, does not carry it. `crossTabStore` and
+ * `redisStore` come defined.
+ *
+ * ```ts
+ * const store = defineStore({ take, peek, block }); // your own Store
+ * const pacer = createPacer({ limits: perSecond(10), store });
+ * ```
+ */
+export function defineStore<T extends Store>(store: T): T {
+  for (const method of ['take', 'peek', 'block'] as const) {
+    if (typeof store?.[method] !== 'function') {
+      throw new TypeError(
+        `[fetch-pacer] Expected a store to have \`take()\`, \`peek()\` and \`block()\`, got ${describe(store)}`,
+      );
+    }
+  }
+  Object.defineProperty(store, SCHEDULER, { value: SharedScheduler, configurable: true });
+  return store;
+}

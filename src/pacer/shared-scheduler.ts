@@ -1,0 +1,320 @@
+import type { Decision } from '../core/decision.js';
+import type { PolicySummary, ServerQuota } from '../core/limiter.js';
+import { assertPositiveInteger } from '../core/validate.js';
+import { PacerDisposedError, QueueFullError, RateLimitError } from './errors.js';
+import type { ResolvedPacerOptions } from './options.js';
+import { projectFrom } from './projection.js';
+import { Scheduler } from './scheduler.js';
+import { isPromise, MAX_BATCH, SharedLimits, sortAnswers } from './shared.js';
+import type { Store, StoreEvent } from './store-contract.js';
+import { assertKey, createTask, DEFAULT_KEY, type Task, type WaitingKey } from './task.js';
+import type { KeyInspection } from './types.js';
+
+/**
+ * The pacer with a store: permits come from the store, asked for the head tasks of each due key,
+ * one call per key at a time, so FIFO holds per key and no task starts before the store granted
+ * it. A store that answers with a Promise is awaited; one that answers at once is not.
+ *
+ * The limiter the base class owns keeps only what must be known synchronously here: the
+ * policies (capacity checks, projections) and the server blocks this pacer heard of.
+ */
+export class SharedScheduler extends Scheduler {
+  private readonly shared: SharedLimits;
+  /** Tasks a store call is out for: each holds a concurrency slot until the store answers. */
+  private taking = 0;
+
+  constructor(options: ResolvedPacerOptions & { readonly store: Store }) {
+    super(options);
+    this.shared = new SharedLimits(options.store, options.limits, (event) => this.heard(event));
+  }
+
+  /** With a store, the store's answer times a key: until it is asked, only a known block waits. */
+  protected override waitOf(mode: ResolvedPacerOptions['mode']) {
+    return mode === 'queue' ? (key: string) => this.blockWait(key) : () => 0;
+  }
+
+  /** ms until the server block on `key` that this pacer knows of ends; 0 when none. */
+  private blockWait(key: string): number {
+    const until = this.limiter.blockedUntil(key);
+    return until === undefined ? 0 : until - this.now();
+  }
+
+  private enqueue<T>(
+    run: () => T | PromiseLike<T>,
+    key: string,
+    cost: number,
+    priority: number,
+    signal: AbortSignal | undefined,
+    front: boolean,
+  ): { readonly task: Task; readonly promise: Promise<T> } {
+    const created = createTask(run, { key, cost, priority, signal }, this.order++);
+    const { task } = created;
+    if (signal !== undefined) {
+      task.onAbort = () => this.abort(task);
+      signal.addEventListener('abort', task.onAbort, { once: true });
+    }
+    this.waiting.add(task, front);
+    return created;
+  }
+
+  protected override admit<T>(
+    run: () => T | PromiseLike<T>,
+    key: string,
+    cost: number,
+    priority: number,
+    signal: AbortSignal | undefined,
+    front: boolean,
+  ): Promise<T> {
+    const { mode, maxQueue, maxWaitMs } = this.options;
+    let info: PolicySummary;
+    let ahead = 0;
+    try {
+      // Throws, like the core, for a cost beyond capacity; denies during a known server block.
+      const known = this.limiter.peek(key, cost);
+      this.shared.prepare(key);
+      if (mode === 'reject' && known.reason === 'blocked') {
+        return this.deny(new RateLimitError(known, { key }));
+      }
+      info = this.limiter.policyOf(key);
+      const line = this.waiting.line(key);
+      // Asked for at once: the nearest thing to "starts now" when only the store knows.
+      const asksNow =
+        (line === undefined || line.wouldLead(priority, front)) && !this.paused && this.hasSlot();
+      if (!asksNow && this.waiting.size >= maxQueue) {
+        this.flush();
+        return Promise.reject(new QueueFullError(maxQueue, { key }));
+      }
+      // Permits a call already out is asking for are in the store before the peek below.
+      const claimed = this.waiting.waitingKey(key)?.claimed ?? 0;
+      ahead = Math.max(0, (line?.costAhead(priority, front) ?? 0) - claimed);
+    } catch (error) {
+      this.flush();
+      return Promise.reject(error);
+    }
+    const { task, promise } = this.enqueue(run, key, cost, priority, signal, front);
+    if (mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
+      this.judge(task, info, ahead + cost);
+    }
+    this.flush();
+    return promise;
+  }
+
+  override tryAcquire(key: string = DEFAULT_KEY, cost = 1): Decision {
+    if (this.disposed) throw new PacerDisposedError();
+    assertKey(key);
+    assertPositiveInteger('cost', cost);
+    this.limiter.peek(key, cost); // throws, like the core, for a cost beyond capacity
+    const info = this.limiter.policyOf(key);
+    const line = this.waiting.line(key);
+    const decision = this.shared.tryNow(key, cost, line?.totalCost, info, this.now());
+    if (decision.allowed) this.admitted++;
+    else this.denied++;
+    this.flush();
+    return decision;
+  }
+
+  override blockUntil(key: string, until: number): void {
+    super.blockUntil(key, until);
+    const ms = until - this.now();
+    if (ms > 0) this.shared.block(key, ms);
+  }
+
+  override observe(key: string, quota: ServerQuota): void {
+    super.observe(key, quota);
+    const { remaining, resetMs } = quota;
+    this.shared.lower(key, remaining);
+    if (remaining === 0 && resetMs !== undefined && resetMs > 0) this.shared.block(key, resetMs);
+  }
+
+  override dispose(): void {
+    if (this.disposed) return;
+    super.dispose();
+    this.shared.close();
+  }
+
+  override inspect(key: string = DEFAULT_KEY): KeyInspection {
+    assertKey(key);
+    const info = this.limiter.policyOf(key);
+    const at = this.now();
+    const waiting = this.waiting.waitingKey(key);
+    const inspection = {
+      at,
+      level: this.shared.level(key, at, info),
+      capacity: info.capacity,
+      limit: info.limit,
+      queued: waiting?.line.size ?? 0,
+      blockedUntil: this.limiter.blockedUntil(key),
+    };
+    if (waiting === undefined || waiting.line.head === undefined) return Object.freeze(inspection);
+    // Being asked now, or due when the store said (never in the past).
+    const nextStartAt = waiting.taking ? at : Math.max(at, waiting.due);
+    return Object.freeze({ ...inspection, nextStartAt });
+  }
+
+  protected override hasSlot(): boolean {
+    return this.inFlight + this.taking < this.options.concurrency;
+  }
+
+  /** Asks the store for the head tasks of every due key (one call per key), while slots last. */
+  protected override pump(): void {
+    const stopAtDenial = this.options.mode === 'queue';
+    while (!this.paused && !this.disposed) {
+      const free = this.options.concurrency - this.inFlight - this.taking;
+      if (!(free > 0)) return;
+      const waiting = this.waiting.earliest();
+      if (waiting === undefined) return;
+      if (waiting.due > this.now()) return;
+      const blocked = this.limiter.blockedUntil(waiting.key);
+      if (blocked !== undefined) {
+        // A block this pacer knows of needs no store call: wait it out, or reject at once.
+        if (stopAtDenial) this.waiting.postpone(waiting, blocked);
+        else this.rejectBlocked(waiting);
+        continue;
+      }
+      const batch = this.claim(waiting, Math.min(free, MAX_BATCH));
+      this.taking += batch.length;
+      const costs = batch.map((task) => task.cost);
+      const answers = this.shared.ask(waiting.key, costs, stopAtDenial);
+      if (isPromise(answers)) {
+        answers.then(
+          (decisions) => this.answered(waiting, batch, decisions),
+          (error: unknown) => this.failed(waiting, batch, error),
+        );
+      } else {
+        this.answered(waiting, batch, answers);
+      }
+    }
+  }
+
+  /**
+   * Sets the key aside while the store decides up to `max` of its head tasks (returned in line
+   * order): out of the timer's reach (due never) and not re-timed until `release`.
+   */
+  private claim(waiting: WaitingKey, max: number): Task[] {
+    waiting.taking = true;
+    waiting.stale = false;
+    this.waiting.postpone(waiting, Number.POSITIVE_INFINITY);
+    const tasks: Task[] = [];
+    let claimed = 0;
+    for (const task of waiting.line) {
+      tasks.push(task);
+      claimed += task.cost;
+      if (tasks.length >= max) break;
+    }
+    waiting.claimed = claimed;
+    return tasks;
+  }
+
+  /** The store answered: the key is due at `due` again, or forgotten if its line is empty. */
+  private release(waiting: WaitingKey, due: number): void {
+    waiting.taking = false;
+    waiting.claimed = 0;
+    // Disposed meanwhile: the key is no longer this pacer's to time.
+    if (this.waiting.waitingKey(waiting.key) !== waiting) return;
+    const head = waiting.line.head;
+    if (head === undefined) {
+      this.waiting.retimeKey(waiting.key); // forgets it
+      return;
+    }
+    waiting.order = head.order;
+    this.waiting.postpone(waiting, due);
+  }
+
+  /** Reject mode, with the key blocked: every waiting task of it is denied, as `schedule` would. */
+  private rejectBlocked(waiting: WaitingKey): void {
+    for (const task of [...waiting.line]) {
+      const decision = this.limiter.peek(task.key, task.cost);
+      this.waiting.remove(task);
+      this.denied++;
+      this.settle(task, false, new RateLimitError(decision, { key: task.key }));
+    }
+  }
+
+  /**
+   * `maxWaitMs`: the store's peek and the line ahead project the start; the task rejects if it
+   * is still waiting then and would wait too long (one round trip after `schedule`).
+   */
+  private judge(task: Task, info: PolicySummary, total: number): void {
+    const { maxWaitMs } = this.options;
+    const decide = (first: Decision) => {
+      if (task.state !== 'queued' || this.disposed) return;
+      const projected = projectFrom(first, info, total);
+      if (projected.retryAfterMs <= maxWaitMs) return;
+      this.waiting.remove(task);
+      this.denied++;
+      this.settle(task, false, new RateLimitError(projected, { key: task.key, maxWaitMs }));
+      this.flush();
+    };
+    const answer = this.shared.peek(task.key, Math.min(total, info.capacity));
+    // A failed peek leaves the task to its take, which reports the store's failure.
+    if (isPromise(answer)) answer.then(decide, () => {});
+    else decide(answer);
+  }
+
+  /** The store decided `batch`: start the granted, reject (reject mode) or re-time the denied. */
+  private answered(
+    waiting: WaitingKey,
+    batch: readonly Task[],
+    answers: readonly Decision[],
+  ): void {
+    this.taking -= batch.length;
+    // Disposed meanwhile: every task was rejected then, and a grant goes unused.
+    if (this.disposed) return;
+    const { key } = waiting;
+    const now = this.now();
+    const last = answers[answers.length - 1];
+    if (last !== undefined) this.shared.record(key, last, now, this.limiter.policyOf(key));
+    const held = this.paused || this.limiter.blockedUntil(key) !== undefined;
+    const sorted = sortAnswers(batch, answers, this.options.mode === 'reject', held);
+    if (sorted.blockedMs > 0) {
+      this.limiter.blockUntil(key, now + sorted.blockedMs);
+      this.blocks.set(key, this.limiter.blockedUntil(key));
+    }
+    for (const [task, decision] of sorted.rejects) {
+      this.waiting.remove(task);
+      this.denied++;
+      this.settle(task, false, new RateLimitError(decision, { key }));
+    }
+    for (const task of sorted.starts) this.waiting.remove(task);
+    let due = now;
+    const { waitFor } = sorted;
+    if (waitFor !== undefined && waiting.line.head === waitFor && !waiting.stale) {
+      due = now + Math.max(1, sorted.retryAfterMs);
+    }
+    // Queue mode waits out a block; reject mode looks again now, to reject the rest at once.
+    const blockEnd = this.options.mode === 'queue' ? now + this.blockWait(key) : now;
+    this.release(waiting, Math.max(due, blockEnd));
+    this.admitted += sorted.starts.length;
+    for (const task of sorted.starts) this.start(task);
+    this.flush();
+  }
+
+  /** The store failed for good (it retries on its own first): the batch rejects with its error. */
+  private failed(waiting: WaitingKey, batch: readonly Task[], error: unknown): void {
+    this.taking -= batch.length;
+    if (this.disposed) return;
+    for (const task of batch) {
+      if (task.state !== 'queued') continue;
+      this.waiting.remove(task);
+      this.settle(task, false, error);
+    }
+    this.release(waiting, this.now());
+    this.flush();
+  }
+
+  /** News from the store: a block made elsewhere, or credit that changed (ask again now). */
+  private heard(event: StoreEvent): void {
+    if (this.disposed || typeof event?.key !== 'string') return;
+    const { key, blockedMs } = event;
+    if (typeof blockedMs === 'number' && blockedMs > 0) {
+      this.limiter.blockUntil(key, this.now() + blockedMs);
+      this.serverSaid(key);
+      return;
+    }
+    const waiting = this.waiting.waitingKey(key);
+    if (waiting === undefined) return;
+    if (waiting.taking) waiting.stale = true;
+    else this.waiting.retimeKey(key);
+    this.flush();
+  }
+}

@@ -1,0 +1,92 @@
+import type { Decision } from '../core/decision.js';
+import type { ResolvedPolicy } from '../core/policy.js';
+
+/**
+ * Where `defineStore` puts the scheduling code of stores, for `createPacer` to find. A symbol of
+ * the global registry, so a store made by another copy of the package still works.
+ */
+export const SCHEDULER: unique symbol = Symbol.for('fetch-pacer.store-scheduler') as never;
+
+/**
+ * What the pacer passes with every call to a store: the key's policies and its lifetime.
+ * The same `limits` array (frozen) comes back for the same policy, so a store may cache what it
+ * derives from it (a script's arguments, a fallback limiter).
+ */
+export interface StoreCall {
+  /** The key's policies, validated, defaults filled in; with several, all must allow. */
+  readonly limits: readonly ResolvedPolicy[];
+  /** Aborted when the pacer is disposed: stop waiting (for a lock, a retry) and reject. */
+  readonly signal: AbortSignal;
+}
+
+/** A store's news about a key that this pacer did not cause (another tab, another process). */
+export interface StoreEvent {
+  readonly key: string;
+  /**
+   * The key is blocked this many ms from now (a server's Retry-After, shared). Absent: the key's
+   * credit changed (reset, lowered), so a waiting task should ask again now.
+   */
+  readonly blockedMs?: number;
+}
+
+/**
+ * Where bucket state lives. The default (no `store`) is the pacer's own in-memory limiter, which
+ * answers synchronously; a shared store (`crossTabStore`, `redisStore`) keeps one bucket per key
+ * for every tab or process that uses it, and answers with a Promise.
+ *
+ * The contract:
+ * - `take` is atomic for the store's scope: check, refill and consume happen as one step (a
+ *   lock, a transaction, a script), never as a read and a later write across an await.
+ * - A denial consumes nothing, and its `retryAfterMs` is the store's estimate of when the key is
+ *   due: the pacer asks again then, so no separate peek is needed on the hot path.
+ * - Times are relative: `retryAfterMs` and `resetMs` count from the moment the store decided, and
+ *   `block` takes ms from now. A store with its own clock (a Redis server's, a shared time base
+ *   of browser tabs) never leaks it; the pacer schedules with its own ticker.
+ * - A store answers every call of one kind consistently: always a value (`synchronous: true`)
+ *   or a Promise. The pacer makes at most one `take`/`takeMany` call per key at a time.
+ *
+ * Pass a store of your own through `defineStore(store)` before giving it to `createPacer`: that
+ * brings in the pacer's code for stores, which bundles without a store never carry.
+ */
+export interface Store {
+  /**
+   * True when every answer is a plain value, never a Promise. Only then can `pacer.tryAcquire`
+   * answer at once; otherwise it throws and `acquire` is the way.
+   * @default false
+   */
+  readonly synchronous?: boolean;
+  /**
+   * Throws a TypeError naming what it cannot do when the store cannot count under `limits`
+   * (an algorithm it does not implement). Called once per distinct policy.
+   */
+  check?(limits: readonly ResolvedPolicy[]): void;
+  /** Decides for `key` and, when allowed, takes `cost` permits, atomically. */
+  take(key: string, cost: number, call: StoreCall): Decision | Promise<Decision>;
+  /**
+   * Decides several requests of `key` in one atomic step, in order, exactly as `take` for each
+   * with nobody else in between. With `stopAtDenial` it stops after the first denial (the
+   * decisions returned are a prefix: the rest were not decided), as a queue must: nothing
+   * behind a waiting task may start before it. Optional: without it the pacer takes one by one.
+   */
+  takeMany?(
+    key: string,
+    costs: readonly number[],
+    stopAtDenial: boolean,
+    call: StoreCall,
+  ): readonly Decision[] | Promise<readonly Decision[]>;
+  /** What `take` would answer now, taking nothing (for `maxWaitMs`). */
+  peek(key: string, cost: number, call: StoreCall): Decision | Promise<Decision>;
+  /**
+   * The server said "not for `ms` from now": deny every take of `key` until then, for every
+   * client of the store. A later block wins over an earlier one; none shortens another. Best
+   * effort: it should not reject (the pacer keeps its own copy of the block either way).
+   */
+  block(key: string, ms: number, call: StoreCall): void | Promise<void>;
+  /**
+   * The server's count (RateLimit headers): lower the key's credit to at most `remaining`,
+   * never raise it. Best effort, like `block`. Optional.
+   */
+  lower?(key: string, remaining: number, call: StoreCall): void | Promise<void>;
+  /** Tells `listener` about changes made elsewhere. Returns the unsubscribe. Optional. */
+  subscribe?(listener: (event: StoreEvent) => void): () => void;
+}

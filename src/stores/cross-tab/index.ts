@@ -1,0 +1,6 @@
+export {
+  type CrossTabPlatform,
+  type CrossTabStore,
+  type CrossTabStoreOptions,
+  crossTabStore,
+} from './store.js';

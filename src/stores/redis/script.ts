@@ -1,0 +1,258 @@
+import type { Decision, DenialReason } from '../../core/decision.js';
+import type { ResolvedPolicy } from '../../core/policy.js';
+
+/**
+ * The token bucket and GCRA of `shared-bucket.ts`, as one Lua script per decision: Redis runs a
+ * script alone, so check, refill and consume are one step for every client, and it reads the
+ * server's own clock (`TIME`), so clients' clocks never meet. The arithmetic is the core's, in
+ * the same order (property-tested against it through a real server).
+ *
+ * KEYS[1]: the key's hash. ARGV[1]: the operation ('t' take, 'p' peek, 'b' block, 'l' lower,
+ * 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
+ * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
+ * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block: ms;
+ * lower: the permits left.
+ *
+ * The hash holds `b` (blocked until, server ms) and per policy `sN` (stamp) and `vN` (tokens, or
+ * ms of debt ahead of the stamp for gcra), written with 17 significant digits so they read back
+ * exactly. A key is written only when it changed (a denial writes nothing), with PEXPIRE to the
+ * moment it is at rest again, so it expires once it is full and unblocked: no sweeper.
+ *
+ * A take or peek replies with 6 integers per decision: allowed (1/0), remaining, retryAfterMs,
+ * resetMs, limit, reason (0 none, 1 rate, 2 blocked).
+ */
+export const SCRIPT = `
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local EPS = 1e-9
+local key, op = KEYS[1], ARGV[1]
+local now
+if ARGV[2] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+else
+  now = tonumber(ARGV[2])
+end
+if op == 'n' then return {} end
+if op == 'r' then
+  redis.call('DEL', key)
+  return {}
+end
+local n = tonumber(ARGV[3])
+local P, fields = {}, {'b'}
+for i = 1, n do
+  local at = 3 + (i - 1) * 4
+  P[i] = { gcra = ARGV[at + 1] == '1', limit = tonumber(ARGV[at + 2]),
+           window = tonumber(ARGV[at + 3]), cap = tonumber(ARGV[at + 4]) }
+  fields[#fields + 1] = 's' .. i
+  fields[#fields + 1] = 'v' .. i
+end
+local arg = 4 + n * 4
+local raw = redis.call('HMGET', key, unpack(fields))
+local blocked = tonumber(raw[1]) or 0
+local S, V = {}, {}
+for i = 1, n do
+  local s, v = tonumber(raw[2 * i]), tonumber(raw[2 * i + 1])
+  if s == nil or v == nil then
+    s = now
+    if P[i].gcra then v = 0 else v = P[i].cap end
+  end
+  S[i], V[i] = s, v
+end
+
+local function debt(i, at)
+  local elapsed = at - S[i]
+  if not (elapsed > 0) then return V[i] end
+  if V[i] > elapsed then return V[i] - elapsed end
+  return 0
+end
+local function tokens(i, at)
+  local p = P[i]
+  if p.gcra then return p.cap - (debt(i, at) * p.limit) / p.window end
+  local elapsed = at - S[i]
+  if not (elapsed > 0) then return V[i] end
+  local refilled = V[i] + (elapsed * p.limit) / p.window
+  if refilled < p.cap then return refilled end
+  return p.cap
+end
+local function whole(x)
+  local w = math.floor(x + EPS)
+  if w > 0 then return w end
+  return 0
+end
+local function wholems(ms)
+  if ms > EPS then return math.ceil(ms - EPS) end
+  return 0
+end
+local function fits(i, at, cost) return tokens(i, at) >= cost - EPS end
+local function settle(i, cost, estimate)
+  local wait = math.max(1, math.ceil(estimate - 1e-6))
+  local step = 0
+  while step < 8 and wait > 1 and fits(i, now + wait - 1, cost) do
+    wait = wait - 1
+    step = step + 1
+  end
+  step = 0
+  while step < 8 and not fits(i, now + wait, cost) do
+    wait = wait + 1
+    step = step + 1
+  end
+  return wait
+end
+local function judge(i, cost)
+  local p = P[i]
+  local t = tokens(i, now)
+  if t < cost - EPS then
+    local reset
+    if p.gcra then reset = wholems(debt(i, now))
+    else reset = wholems(((p.cap - t) * p.window) / p.limit) end
+    return {0, whole(t), settle(i, cost, ((cost - t) * p.window) / p.limit), reset, p.limit, 1}
+  end
+  local after, reset
+  if p.gcra then
+    after = debt(i, now) + (cost * p.window) / p.limit
+    reset = wholems(after)
+  else
+    after = t - cost
+    reset = wholems(((p.cap - after) * p.window) / p.limit)
+  end
+  return {1, whole(t - cost), 0, reset, p.limit, 0}, after
+end
+local function combine(ds)
+  local b = ds[1]
+  local rem, reset = b[2], b[4]
+  for k = 1, #ds do
+    local d = ds[k]
+    if d[2] < rem then rem = d[2] end
+    if d[4] > reset then reset = d[4] end
+    local tighter
+    if b[1] == 1 then tighter = d[1] == 0 or d[2] < b[2]
+    else tighter = d[1] == 0 and d[3] > b[3] end
+    if tighter then b = d end
+  end
+  return {b[1], rem, b[3], reset, b[5], b[6]}
+end
+local function decision(cost, take)
+  local ds, afters = {}, {}
+  for i = 1, n do ds[i], afters[i] = judge(i, cost) end
+  local verdict = ds[1]
+  if n > 1 then verdict = combine(ds) end
+  if take and verdict[1] == 1 then
+    for i = 1, n do
+      V[i] = afters[i]
+      if now > S[i] then S[i] = now end
+    end
+  end
+  return verdict
+end
+local function decide(cost, take)
+  if now < blocked then
+    local wait = wholems(blocked - now)
+    if now + wait < blocked then wait = wait + 1 end
+    local rate = decision(cost, false)
+    return {0, 0, math.max(wait, rate[3]), math.max(wait, rate[4]), rate[5], 2}
+  end
+  return decision(cost, take)
+end
+
+local out, changed = {}, false
+if op == 't' then
+  local stop = ARGV[arg] == '1'
+  for k = arg + 1, #ARGV do
+    local d = decide(tonumber(ARGV[k]), true)
+    if d[1] == 1 then changed = true end
+    for j = 1, 6 do out[#out + 1] = d[j] end
+    if stop and d[1] == 0 then break end
+  end
+elseif op == 'p' then
+  out = decide(tonumber(ARGV[arg]), false)
+elseif op == 'b' then
+  local untilMs = now + tonumber(ARGV[arg])
+  if untilMs > blocked then
+    blocked = untilMs
+    changed = true
+  end
+elseif op == 'l' then
+  local remaining = tonumber(ARGV[arg])
+  for i = 1, n do
+    if tokens(i, now) > remaining then
+      local p = P[i]
+      if p.gcra then V[i] = ((p.cap - remaining) * p.window) / p.limit else V[i] = remaining end
+      if now > S[i] then S[i] = now end
+      changed = true
+    end
+  end
+end
+if changed then
+  local rest = 0
+  if blocked > now then rest = blocked - now end
+  for i = 1, n do
+    local p, r = P[i], 0
+    if p.gcra then r = debt(i, now)
+    else
+      local t = tokens(i, now)
+      if t < p.cap then r = ((p.cap - t) * p.window) / p.limit end
+    end
+    if r > rest then rest = r end
+  end
+  if rest <= 0 then
+    redis.call('DEL', key)
+  else
+    local set = {'b', string.format('%.17g', blocked)}
+    for i = 1, n do
+      set[#set + 1] = 's' .. i
+      set[#set + 1] = string.format('%.17g', S[i])
+      set[#set + 1] = 'v' .. i
+      set[#set + 1] = string.format('%.17g', V[i])
+    end
+    redis.call('HSET', key, unpack(set))
+    redis.call('PEXPIRE', key, math.ceil(rest))
+  end
+end
+return out
+`;
+
+/** Take, peek, block, lower, reset, and 'n' (nothing: a probe that Redis is back). */
+export type Operation = 't' | 'p' | 'b' | 'l' | 'r' | 'n';
+
+const encoded = new WeakMap<readonly ResolvedPolicy[], readonly string[]>();
+
+/** The script's arguments for `op`; `now` is '' (the server's clock) except in tests. */
+export function scriptArgs(
+  op: Operation,
+  limits: readonly ResolvedPolicy[],
+  opArgs: readonly (string | number)[],
+  now = '',
+): string[] {
+  let policies = encoded.get(limits);
+  if (policies === undefined) {
+    policies = limits.flatMap(({ algorithm, limit, windowMs, capacity }) => [
+      algorithm === 'gcra' ? '1' : '0',
+      String(limit),
+      String(windowMs),
+      String(capacity),
+    ]);
+    encoded.set(limits, policies);
+  }
+  return [op, now, String(limits.length), ...policies, ...opArgs.map(String)];
+}
+
+const REASONS: readonly (DenialReason | undefined)[] = [undefined, 'rate', 'blocked'];
+
+/** The decisions of a take or peek reply (6 integers each). */
+export function parseDecisions(reply: unknown): Decision[] {
+  if (!Array.isArray(reply) || reply.length % 6 !== 0) {
+    throw new TypeError(
+      `[fetch-pacer] Unexpected reply from the Redis script: ${JSON.stringify(reply)}`,
+    );
+  }
+  const decisions: Decision[] = [];
+  for (let at = 0; at < reply.length; at += 6) {
+    const [allowed, remaining, retryAfterMs, resetMs, limit, reason] = reply
+      .slice(at, at + 6)
+      .map(Number) as [number, number, number, number, number, number];
+    const decision = { allowed: allowed === 1, remaining, retryAfterMs, resetMs, limit };
+    const why = REASONS[reason];
+    decisions.push(why === undefined ? decision : { ...decision, reason: why });
+  }
+  return decisions;
+}

@@ -1,0 +1,19 @@
+import type { Decision } from '../core/decision.js';
+import type { ResolvedPolicy } from '../core/policy.js';
+import type { Store, StoreCall } from '../pacer/store-contract.js';
+
+/** A store kept outside this process or tab: every answer is a Promise, every method present. */
+export interface SharedStore extends Store {
+  readonly synchronous: false;
+  check(limits: readonly ResolvedPolicy[]): void;
+  take(key: string, cost: number, call: StoreCall): Promise<Decision>;
+  takeMany(
+    key: string,
+    costs: readonly number[],
+    stopAtDenial: boolean,
+    call: StoreCall,
+  ): Promise<readonly Decision[]>;
+  peek(key: string, cost: number, call: StoreCall): Promise<Decision>;
+  block(key: string, ms: number, call: StoreCall): Promise<void>;
+  lower(key: string, remaining: number, call: StoreCall): Promise<void>;
+}

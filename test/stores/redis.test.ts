@@ -1,0 +1,416 @@
+/**
+ * The Redis store against a real redis-server (REDIS_URL; `.ci/run` starts one on a loopback
+ * port). Without REDIS_URL these tests are skipped, saying so; with it set and no server there,
+ * they fail.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
+import fc from 'fast-check';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Policy, perHour, perSecond, resolvePolicy } from '../../src/core/policy.js';
+import { createPacer, type StoreCall } from '../../src/pacer/index.js';
+import {
+  isStoreUnavailableError,
+  type RedisScripting,
+  redisStore,
+} from '../../src/stores/redis/index.js';
+import { parseDecisions, SCRIPT, scriptArgs } from '../../src/stores/redis/script.js';
+import { decide, normalize } from '../../src/stores/shared-bucket.js';
+import { startRedisServer } from '../support/redis-server.js';
+import type { WorkerResult } from './redis-worker.js';
+
+const url = process.env['REDIS_URL'];
+if (url === undefined) {
+  console.warn(
+    "[fetch-pacer] REDIS_URL is not set: the Redis store tests are skipped. Start one with `redis-server --port 6390 --bind 127.0.0.1 --save '' --daemonize yes` and set REDIS_URL=redis://127.0.0.1:6390.",
+  );
+}
+
+type Client = ReturnType<typeof createClient>;
+const run = `t${process.pid}-${Date.now()}`;
+const call = (limits: Policy[], signal = new AbortController().signal): StoreCall => ({
+  limits: Object.freeze(limits.map((policy) => resolvePolicy(policy))),
+  signal,
+});
+
+describe.skipIf(url === undefined)('redisStore against a real redis-server', () => {
+  let client: Client;
+
+  beforeAll(async () => {
+    // No reconnect loop: REDIS_URL set but unreachable must fail here, loudly.
+    client = createClient({
+      url: url as string,
+      socket: { reconnectStrategy: false, connectTimeout: 5_000 },
+    });
+    client.on('error', () => {});
+    await client.connect();
+  });
+
+  afterAll(async () => {
+    if (!client?.isOpen) return;
+    for await (const keys of client.scanIterator({ MATCH: `${run}*`, COUNT: 1_000 })) {
+      if (keys.length > 0) await client.del(keys);
+    }
+    client.destroy();
+  });
+
+  it('runs the core arithmetic in Lua: the same decisions as the shared bucket, at any time', async () => {
+    // The script sets its TTL from this test's clock, but Redis expires keys on its own: PERSIST
+    // in the same transaction keeps the key until the test's time says it is at rest.
+    const script = async (key: string, args: string[]) => {
+      const [reply] = await client
+        .multi()
+        .eval(SCRIPT, { keys: [key], arguments: args })
+        .persist(key)
+        .exec();
+      return reply;
+    };
+    const policyArb = fc
+      .record({
+        algorithm: fc.constantFrom<'token-bucket' | 'gcra'>('token-bucket', 'gcra'),
+        limit: fc.integer({ min: 1, max: 40 }),
+        windowMs: fc.constantFrom(1, 7, 333, 1_000, 60_000),
+        burst: fc.option(fc.integer({ min: 1, max: 50 }), { nil: undefined }),
+      })
+      .map(({ burst, ...rest }): Policy => (burst === undefined ? rest : { ...rest, burst }));
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(policyArb, { minLength: 1, maxLength: 2 }),
+        fc.array(
+          fc.record({
+            dt: fc.oneof(
+              fc.integer({ min: 0, max: 3_000 }),
+              fc.double({ min: 0, max: 20, noNaN: true }),
+            ),
+            costs: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
+            stop: fc.boolean(),
+            block: fc.option(fc.integer({ min: 1, max: 2_000 }), { nil: undefined }),
+          }),
+          { maxLength: 15 },
+        ),
+        async (policies, steps) => {
+          const limits = call(policies).limits;
+          const capacity = Math.min(...limits.map((l) => l.capacity));
+          const key = `${run}:lua:${n++}`;
+          let now = 1_732_000_000_000.125;
+          let state = normalize(undefined, limits, now);
+          for (const step of steps) {
+            now += step.dt;
+            if (step.block !== undefined) {
+              await script(key, scriptArgs('b', limits, [step.block], String(now)));
+              state.blockedUntil = Math.max(state.blockedUntil, now + step.block);
+            }
+            const costs = step.costs.map((cost) => Math.min(cost, capacity));
+            const args = scriptArgs('t', limits, [step.stop ? 1 : 0, ...costs], String(now));
+            const fromRedis = parseDecisions(await script(key, args));
+            state = normalize(structuredClone(state), limits, now);
+            expect(fromRedis).toEqual(decide(state, limits, now, costs, step.stop));
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  }, 60_000);
+
+  it('shares one bucket between stores, on the server clock, and writes nothing for a denial', async () => {
+    const prefix = `${run}:share:`;
+    const a = redisStore({ client, prefix });
+    const b = redisStore({ client, prefix });
+    const limits = [perSecond(2)];
+    expect((await a.take('k', 1, call(limits))).allowed).toBe(true);
+    expect(await b.takeMany('k', [1, 1], false, call(limits))).toMatchObject([
+      { allowed: true, remaining: 0 },
+      { allowed: false, reason: 'rate' },
+    ]);
+    const denied = await a.peek('k', 1, call(limits));
+    expect(denied.allowed).toBe(false);
+    expect(denied.retryAfterMs).toBeGreaterThan(0);
+    expect(denied.retryAfterMs).toBeLessThanOrEqual(500);
+    // The key expires once its bucket is full again: 1 s from empty at 2 per second.
+    const ttl = await client.pTTL(`${prefix}k`);
+    expect(ttl).toBeGreaterThan(800);
+    expect(ttl).toBeLessThanOrEqual(1_000);
+    const before = await client.hGetAll(`${prefix}k`);
+    await b.take('k', 1, call(limits));
+    expect(await client.hGetAll(`${prefix}k`)).toEqual(before);
+  });
+
+  it('counts several policies on one key atomically, gcra too', async () => {
+    const store = redisStore({ client, prefix: `${run}:multi:` });
+    const limits = [perSecond(5, { algorithm: 'gcra' }), perHour(3)];
+    const decisions = await store.takeMany('k', [1, 1, 1, 1], false, call(limits));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(decisions[3]).toMatchObject({ limit: 3, reason: 'rate' });
+  });
+
+  it('shares a block, and lowers credit to the server count', async () => {
+    const prefix = `${run}:block:`;
+    const store = redisStore({ client, prefix });
+    const limits = [perSecond(10)];
+    await store.block('k', 5_000, call(limits));
+    const blocked = await store.take('k', 1, call(limits));
+    expect(blocked).toMatchObject({ allowed: false, reason: 'blocked' });
+    expect(blocked.retryAfterMs).toBeGreaterThan(4_900);
+    expect(await client.pTTL(`${prefix}k`)).toBeGreaterThan(4_900);
+    await store.lower('other', 1, call(limits));
+    expect(await store.takeMany('other', [1, 1], false, call(limits))).toMatchObject([
+      { allowed: true },
+      { allowed: false },
+    ]);
+    await store.reset('k');
+    expect((await store.take('k', 1, call(limits))).allowed).toBe(true);
+  });
+
+  it('loads the script again when the server forgot it (NOSCRIPT)', async () => {
+    const store = redisStore({ client, prefix: `${run}:noscript:` });
+    const limits = [perSecond(10)];
+    await store.take('k', 1, call(limits));
+    await client.scriptFlush();
+    expect((await store.take('k', 1, call(limits))).remaining).toBe(8);
+  });
+
+  it('works through the three-line adapter, and points an ioredis client to it', async () => {
+    const adapter: RedisScripting = {
+      eval: (script, keys, args) => client.eval(script, { keys, arguments: args }),
+    };
+    const store = redisStore({ client: adapter, prefix: `${run}:adapter:` });
+    expect((await store.take('k', 1, call([perSecond(1)]))).allowed).toBe(true);
+    expect((await store.take('k', 1, call([perSecond(1)]))).allowed).toBe(false);
+    const ioredisLike = { status: 'ready', evalsha: () => {}, eval: () => {} };
+    expect(() => redisStore({ client: ioredisLike as never })).toThrow(/ioredis.*adapter/);
+    expect(() => redisStore({ client, onError: 'maybe' as never })).toThrow(/onError/);
+    expect(() =>
+      redisStore({ client }).check([
+        resolvePolicy({ limit: 1, windowMs: 1, algorithm: 'sliding-window' }),
+      ]),
+    ).toThrow(/redisStore counts with 'token-bucket' or 'gcra'/);
+  });
+
+  it('reports a script error at once instead of waiting it out', async () => {
+    const prefix = `${run}:wrongtype:`;
+    await client.set(`${prefix}k`, 'not a hash');
+    const store = redisStore({ client, prefix });
+    await expect(store.take('k', 1, call([perSecond(1)]))).rejects.toThrow(/WRONGTYPE/);
+  });
+
+  describe('eight Node processes on one bucket', () => {
+    const PROCESSES = 8;
+    let dir: string;
+    let workers: ChildProcess[] = [];
+
+    const ask = (worker: ChildProcess, command: unknown) =>
+      new Promise<WorkerResult>((resolveResult, reject) => {
+        const onMessage = (message: { type: string; result?: WorkerResult; error?: string }) => {
+          if (message.type === 'ready') return;
+          worker.off('message', onMessage);
+          if (message.type === 'result') resolveResult(message.result as WorkerResult);
+          else reject(new Error(message.error));
+        };
+        worker.on('message', onMessage);
+        worker.send(command as never);
+      });
+
+    beforeAll(async () => {
+      // The sources, bundled on the fly; `redis` stays an import, resolved from node_modules,
+      // so the bundle lives in node_modules/.cache.
+      const cache = resolve(import.meta.dirname, '../../node_modules/.cache');
+      mkdirSync(cache, { recursive: true });
+      dir = mkdtempSync(join(cache, 'fetch-pacer-redis-workers-'));
+      const outfile = join(dir, 'worker.mjs');
+      await build({
+        entryPoints: [resolve(import.meta.dirname, 'redis-worker.ts')],
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        outfile,
+        external: ['redis'],
+        logLevel: 'error',
+      });
+      workers = Array.from({ length: PROCESSES }, () =>
+        fork(outfile, [], { env: { ...process.env, REDIS_URL: url }, execArgv: [] }),
+      );
+      await Promise.all(
+        workers.map(
+          (worker) =>
+            new Promise<void>((ready, failed) => {
+              worker.once('message', () => ready());
+              worker.once('error', failed);
+              worker.once('exit', (code) => failed(new Error(`a worker exited with ${code}`)));
+            }),
+        ),
+      );
+    }, 60_000);
+
+    afterAll(() => {
+      // By pid: every worker this suite forked, ready or not.
+      for (const worker of workers) {
+        worker.removeAllListeners('exit');
+        if (worker.exitCode === null) worker.kill();
+      }
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('admits exactly 1,000 of 8 x 2,000 calls at a capacity of 1,000, in every one of 20 trials', async () => {
+      const admittedPerTrial: number[] = [];
+      const msPerTrial: number[] = [];
+      for (let trial = 0; trial < 20; trial++) {
+        const prefix = `${run}:trial${trial}:`;
+        const started = performance.now();
+        const results = await Promise.all(
+          workers.map((worker) =>
+            ask(worker, { type: 'burst', prefix, calls: 2_000, capacity: 1_000 }),
+          ),
+        );
+        msPerTrial.push(performance.now() - started);
+        for (const result of results) {
+          expect(result.errors).toEqual([]);
+          expect(result.admitted + result.denied).toBe(2_000);
+          expect(Object.keys(result.reasons)).toEqual(result.denied > 0 ? ['rate'] : []);
+        }
+        admittedPerTrial.push(results.reduce((sum, result) => sum + result.admitted, 0));
+      }
+      console.info(
+        `[redis] admitted per trial (8 processes x 2,000 calls, capacity 1,000): ${admittedPerTrial.join(', ')}; min ${Math.min(...admittedPerTrial)}, max ${Math.max(...admittedPerTrial)}; ${Math.round(Math.min(...msPerTrial))}..${Math.round(Math.max(...msPerTrial))} ms per trial`,
+      );
+      expect(admittedPerTrial).toEqual(Array(20).fill(1_000));
+    }, 120_000);
+
+    it('admits exactly 1,000 with no batching either: 8 x 2,000 takes at once, one script each', async () => {
+      const admittedPerTrial: number[] = [];
+      for (let trial = 0; trial < 3; trial++) {
+        const prefix = `${run}:single${trial}:`;
+        const results = await Promise.all(
+          workers.map((worker) =>
+            ask(worker, { type: 'takes', prefix, calls: 2_000, capacity: 1_000 }),
+          ),
+        );
+        for (const result of results) expect(result.errors).toEqual([]);
+        admittedPerTrial.push(results.reduce((sum, result) => sum + result.admitted, 0));
+      }
+      console.info(`[redis] unbatched takes, admitted per trial: ${admittedPerTrial.join(', ')}`);
+      expect(admittedPerTrial).toEqual([1_000, 1_000, 1_000]);
+    }, 120_000);
+
+    it('stops all of them on one 429 with Retry-After, shared through Redis', async () => {
+      const arrivals: number[] = [];
+      const server: Server = createServer((_request, response) => {
+        arrivals.push(performance.now());
+        if (arrivals.length === 1) response.writeHead(429, { 'retry-after': '120' }).end();
+        else response.writeHead(200).end('ok');
+      });
+      await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+      const target = `http://127.0.0.1:${(server.address() as { port: number }).port}/x`;
+      const prefix = `${run}:retry-after:`;
+      try {
+        // One process meets the 429: its paced fetch blocks the key (in Redis) for 120 s.
+        const first = await ask(workers[0] as ChildProcess, {
+          type: 'fetches',
+          prefix,
+          url: target,
+          calls: 1,
+        });
+        expect(first.statuses).toEqual({ 429: 1 });
+        // Then every process fires: none gets through, each told it is blocked.
+        const results = await Promise.all(
+          workers.map((worker) => ask(worker, { type: 'fetches', prefix, url: target, calls: 50 })),
+        );
+        for (const result of results) {
+          expect(result).toMatchObject({ admitted: 0, denied: 50, reasons: { blocked: 50 } });
+        }
+        expect(arrivals).toHaveLength(1);
+      } finally {
+        server.close();
+      }
+    }, 30_000);
+  });
+
+  describe('when Redis dies mid-run', () => {
+    const outage = async (onError: 'fail-closed' | 'fail-open') => {
+      const server = await startRedisServer();
+      const own = createClient({ url: server.url });
+      own.on('error', () => {});
+      await own.connect();
+      const store = redisStore({
+        client: own,
+        onError,
+        timeoutMs: 200,
+        maxOutageMs: 1_500,
+        prefix: `${run}:`,
+      });
+      const limits = perSecond(50);
+      const pacer = createPacer({ limits, store, concurrency: 4 });
+      const starts: number[] = [];
+      const tasks = Array.from({ length: 200 }, () =>
+        pacer.schedule(() => {
+          starts.push(performance.now());
+        }),
+      );
+      const outcomes = Promise.allSettled(tasks);
+      // Mid-run: once 60 have started (50 at once, then one every 20 ms).
+      while (starts.length < 60) await new Promise((next) => setImmediate(next));
+      await server.kill();
+      const killedAt = performance.now();
+      const startedAtKill = starts.length;
+      const settled = await outcomes;
+      const settledAt = performance.now();
+      return { server, own, pacer, store, starts, settled, killedAt, settledAt, startedAtKill };
+    };
+
+    it('fail-closed: starts nothing without Redis, rejects the waiting tasks after maxOutageMs, recovers', async () => {
+      const { server, own, pacer, starts, settled, killedAt, settledAt, startedAtKill } =
+        await outage('fail-closed');
+      try {
+        // Only what Redis granted before it died (at most one call's worth: 4 slots) started after.
+        expect(starts.length - startedAtKill).toBeLessThanOrEqual(4);
+        const rejected = settled.filter((s) => s.status === 'rejected');
+        expect(rejected.length + starts.length).toBe(200);
+        for (const outcome of rejected) {
+          expect(isStoreUnavailableError((outcome as PromiseRejectedResult).reason)).toBe(true);
+        }
+        // Nothing hung: all settled within the outage bound plus a call's timeout and a probe.
+        expect(settledAt - killedAt).toBeLessThan(1_500 + 200 + 2_000);
+        // Redis comes back: once the client reconnected and a probe got through, tasks start.
+        const ready = new Promise((reconnected) => own.once('ready', reconnected));
+        await server.restart();
+        await ready;
+        let recovered = false;
+        const deadline = performance.now() + 5_000;
+        while (!recovered && performance.now() < deadline) {
+          recovered = await pacer.schedule(() => true).catch(() => false);
+          if (!recovered) await new Promise((next) => setImmediate(next));
+        }
+        expect(recovered).toBe(true);
+      } finally {
+        pacer.dispose();
+        own.destroy();
+        await server.stop();
+      }
+    }, 30_000);
+
+    it('fail-open: keeps pacing alone at the policy, and nothing waits on Redis', async () => {
+      const { server, own, pacer, starts, settled, killedAt } = await outage('fail-open');
+      try {
+        expect(settled.every((s) => s.status === 'fulfilled')).toBe(true);
+        expect(starts).toHaveLength(200);
+        // Alone, still under the policy: a fresh local bucket (50), then 50 per second.
+        const after = starts.filter((at) => at > killedAt);
+        for (let i = 0; i < after.length; i++) {
+          for (let j = i; j < after.length; j++) {
+            const allowed = 50 + ((after[j] as number) - (after[i] as number)) * 0.05 + 1e-6;
+            expect(j - i + 1).toBeLessThanOrEqual(Math.floor(allowed) + 4);
+          }
+        }
+      } finally {
+        pacer.dispose();
+        own.destroy();
+        await server.stop();
+      }
+    }, 30_000);
+  });
+});

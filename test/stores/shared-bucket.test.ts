@@ -1,0 +1,154 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createRateLimiter } from '../../src/core/limiter.js';
+import { type Policy, perSecond, resolvePolicy } from '../../src/core/policy.js';
+import {
+  assertShareable,
+  block,
+  decide,
+  lower,
+  normalize,
+  peek,
+  restsAt,
+} from '../../src/stores/shared-bucket.js';
+
+const policyArb = fc
+  .record({
+    algorithm: fc.constantFrom<'token-bucket' | 'gcra'>('token-bucket', 'gcra'),
+    limit: fc.integer({ min: 1, max: 50 }),
+    windowMs: fc.constantFrom(1, 7, 100, 333, 1_000, 60_000),
+    burst: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
+  })
+  .map(({ burst, ...rest }): Policy => (burst === undefined ? rest : { ...rest, burst }));
+
+type Op =
+  | { kind: 'take'; dt: number; costs: number[]; stop: boolean }
+  | { kind: 'peek'; dt: number; cost: number }
+  | { kind: 'lower'; dt: number; remaining: number }
+  | { kind: 'block'; dt: number; ms: number };
+
+const dtArb = fc.oneof(
+  fc.constant(0),
+  fc.integer({ min: 0, max: 2_000 }),
+  fc.double({ min: 0, max: 50, noNaN: true }),
+);
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('take' as const),
+      dt: dtArb,
+      costs: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 4 }),
+      stop: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('peek' as const),
+      dt: dtArb,
+      cost: fc.integer({ min: 1, max: 3 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('lower' as const),
+      dt: dtArb,
+      remaining: fc.integer({ min: 0, max: 5 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('block' as const),
+      dt: dtArb,
+      ms: fc.integer({ min: 1, max: 3_000 }),
+    }),
+  },
+);
+
+describe('the shared bucket: the core arithmetic on plain, storable numbers', () => {
+  it('decides exactly as the core limiter, for one policy or several, near zero or near 1.7e12 ms', () => {
+    fc.assert(
+      fc.property(
+        fc.array(policyArb, { minLength: 1, maxLength: 2 }),
+        fc.constantFrom(0, 1_732_000_000_123.456),
+        fc.array(opArb, { maxLength: 40 }),
+        (policies, base, ops) => {
+          let now = base;
+          const limiter = createRateLimiter({ policy: policies, clock: () => now });
+          const limits = policies.map((policy) => resolvePolicy(policy));
+          const capacity = Math.min(...limits.map((l) => l.capacity));
+          // The first take creates the core's state, as the shared state exists from its first use.
+          limiter.tryAcquire('k', 1);
+          let state = normalize(undefined, limits, now);
+          decide(state, limits, now, [1], false);
+          for (const op of ops) {
+            now += op.dt;
+            // Round-trip through a structured clone, as IndexedDB stores it.
+            state = normalize(structuredClone(state), limits, now);
+            switch (op.kind) {
+              case 'take': {
+                const costs = op.costs.map((cost) => Math.min(cost, capacity));
+                const expected = [];
+                for (const cost of costs) {
+                  const decision = limiter.tryAcquire('k', cost);
+                  expected.push(decision);
+                  if (op.stop && !decision.allowed) break;
+                }
+                expect(decide(state, limits, now, costs, op.stop)).toEqual(expected);
+                break;
+              }
+              case 'peek': {
+                const cost = Math.min(op.cost, capacity);
+                expect(peek(state, limits, now, cost)).toEqual(limiter.peek('k', cost));
+                break;
+              }
+              case 'lower':
+                limiter.observe('k', { remaining: op.remaining });
+                lower(state, limits, now, op.remaining);
+                expect(peek(state, limits, now, 1)).toEqual(limiter.peek('k', 1));
+                break;
+              case 'block':
+                limiter.blockUntil('k', now + op.ms);
+                block(state, now + op.ms);
+                break;
+            }
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('rests when full and unblocked, and not before', () => {
+    const limits = [resolvePolicy(perSecond(10))];
+    const state = normalize(undefined, limits, 1_000);
+    expect(restsAt(state, limits, 1_000)).toBe(1_000);
+    decide(state, limits, 1_000, [4], false);
+    expect(restsAt(state, limits, 1_000)).toBe(1_400);
+    block(state, 5_000);
+    expect(restsAt(state, limits, 1_000)).toBe(5_000);
+  });
+
+  it('starts a part fresh when its stored state is missing or malformed', () => {
+    const limits = [
+      resolvePolicy(perSecond(3)),
+      resolvePolicy({ ...perSecond(2), algorithm: 'gcra' }),
+    ];
+    const state = normalize(
+      { stamps: [5, 'x'], values: [1], blockedUntil: Number.NaN },
+      limits,
+      10,
+    );
+    expect(state).toEqual({ stamps: [5, 10], values: [1, 0], blockedUntil: 0 });
+  });
+
+  it('counts only with the token bucket and GCRA', () => {
+    expect(() =>
+      assertShareable([resolvePolicy({ limit: 1, windowMs: 1, algorithm: 'fixed-window' })], 'x'),
+    ).toThrow(/'token-bucket' or 'gcra', got 'fixed-window'/);
+  });
+});

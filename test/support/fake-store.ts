@@ -1,0 +1,174 @@
+import type { Decision } from '../../src/core/decision.js';
+import type { ResolvedPolicy } from '../../src/core/policy.js';
+import { defineStore, type Store, type StoreCall, type StoreEvent } from '../../src/pacer/index.js';
+import {
+  assertShareable,
+  type BucketState,
+  block,
+  decide,
+  lower,
+  normalize,
+  peek,
+} from '../../src/stores/shared-bucket.js';
+
+/** One call to the fake store, waiting for the test to answer it. */
+export interface PendingCall {
+  readonly kind: 'take' | 'takeMany' | 'peek';
+  readonly key: string;
+  readonly costs: readonly number[];
+  readonly stopAtDenial: boolean;
+  readonly call: StoreCall;
+  /** Decides now (at the clock's time), as the store's atomic step would, and answers. */
+  answer(): readonly Decision[];
+  /** Answers with an error instead. */
+  fail(error: unknown): void;
+}
+
+export interface FakeStoreOptions {
+  /** The store's clock (ms); its own, as a shared store's is. */
+  readonly now: () => number;
+  /** Answer by hand (`pending`), or at once on a microtask (`'auto'`). @default 'auto' */
+  readonly answer?: 'manual' | 'auto';
+  /** Offer `takeMany`. @default true */
+  readonly batches?: boolean;
+  /** Answer with plain values (a synchronous store). @default false */
+  readonly synchronous?: boolean;
+}
+
+/**
+ * An in-memory shared store with the real shared-bucket arithmetic, whose answers the test
+ * controls: it records every call, checks that no two `take` calls for one key overlap, and
+ * logs every grant with the store's time.
+ */
+export function fakeStore(options: FakeStoreOptions) {
+  const { now, answer = 'auto', batches = true, synchronous = false } = options;
+  const states = new Map<string, BucketState>();
+  const pending: PendingCall[] = [];
+  const takesOut = new Map<string, number>();
+  const listeners = new Set<(event: StoreEvent) => void>();
+  const grants: { key: string; cost: number; at: number }[] = [];
+  const blocks: { key: string; ms: number }[] = [];
+  let overlaps = 0;
+  let calls = 0;
+
+  const stateOf = (key: string, limits: readonly ResolvedPolicy[]) => {
+    const state = normalize(states.get(key), limits, now());
+    states.set(key, state);
+    return state;
+  };
+
+  function settleTake(key: string, costs: readonly number[], stop: boolean, call: StoreCall) {
+    const at = now();
+    const decisions = decide(stateOf(key, call.limits), call.limits, at, costs, stop);
+    decisions.forEach((decision, index) => {
+      if (decision.allowed) grants.push({ key, cost: costs[index] as number, at });
+    });
+    return decisions;
+  }
+
+  function enqueue(
+    kind: PendingCall['kind'],
+    key: string,
+    costs: readonly number[],
+    stopAtDenial: boolean,
+    call: StoreCall,
+  ): Promise<readonly Decision[]> {
+    calls++;
+    const taking = kind !== 'peek';
+    if (taking) {
+      const out = takesOut.get(key) ?? 0;
+      if (out > 0) overlaps++;
+      takesOut.set(key, out + 1);
+    }
+    const done = () => {
+      if (taking) takesOut.set(key, (takesOut.get(key) ?? 1) - 1);
+    };
+    return new Promise((resolve, reject) => {
+      const entry: PendingCall = {
+        kind,
+        key,
+        costs,
+        stopAtDenial,
+        call,
+        answer() {
+          pending.splice(pending.indexOf(entry), 1);
+          done();
+          const decisions = taking
+            ? settleTake(key, costs, stopAtDenial, call)
+            : [peek(stateOf(key, call.limits), call.limits, now(), costs[0] as number)];
+          resolve(decisions);
+          return decisions;
+        },
+        fail(error) {
+          pending.splice(pending.indexOf(entry), 1);
+          done();
+          reject(error);
+        },
+      };
+      pending.push(entry);
+      if (answer === 'auto') queueMicrotask(() => entry.answer());
+    });
+  }
+
+  const store: Store = {
+    synchronous,
+    check: (limits) => assertShareable(limits, 'fakeStore'),
+    take(key, cost, call) {
+      if (synchronous) return settleTake(key, [cost], false, call)[0] as Decision;
+      return enqueue('take', key, [cost], false, call).then((d) => d[0] as Decision);
+    },
+    peek(key, cost, call) {
+      if (synchronous) return peek(stateOf(key, call.limits), call.limits, now(), cost);
+      return enqueue('peek', key, [cost], false, call).then((d) => d[0] as Decision);
+    },
+    block(key, ms, call) {
+      blocks.push({ key, ms });
+      block(stateOf(key, call.limits), now() + ms);
+    },
+    lower(key, remaining, call) {
+      lower(stateOf(key, call.limits), call.limits, now(), remaining);
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  if (batches) {
+    Object.assign(store, {
+      takeMany(key: string, costs: readonly number[], stop: boolean, call: StoreCall) {
+        if (synchronous) return settleTake(key, costs, stop, call);
+        return enqueue('takeMany', key, costs, stop, call);
+      },
+    });
+  }
+
+  return {
+    store: defineStore(store),
+    pending,
+    grants,
+    blocks,
+    get overlaps() {
+      return overlaps;
+    },
+    get calls() {
+      return calls;
+    },
+    get listeners() {
+      return listeners.size;
+    },
+    /** Another client of the store blocks `key` for `ms`, and the store tells its listeners. */
+    blockElsewhere(key: string, ms: number, limits: readonly ResolvedPolicy[]) {
+      block(stateOf(key, limits), now() + ms);
+      for (const listener of listeners) listener({ key, blockedMs: ms });
+    },
+    /** Another client resets `key`; listeners hear that its credit changed. */
+    resetElsewhere(key: string) {
+      states.delete(key);
+      for (const listener of listeners) listener({ key });
+    },
+    /** Answers every pending call, oldest first, until none is left (answers may add calls). */
+    answerAll() {
+      while (pending.length > 0) (pending[0] as PendingCall).answer();
+    },
+  };
+}
