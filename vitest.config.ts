@@ -15,7 +15,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
-          exclude: ['test/dist/**', 'test/e2e/**'],
+          exclude: ['test/built/**', 'test/e2e/**'],
           environment: 'node',
           setupFiles: ['test/setup.ts'],
         },
@@ -24,7 +24,7 @@ export default defineConfig({
         // Imports the built package the way a user would; runs after `npm run build`.
         test: {
           name: 'dist',
-          include: ['test/dist/**/*.test.ts'],
+          include: ['test/built/**/*.test.ts'],
           environment: 'node',
         },
       },
