@@ -15,6 +15,7 @@ export default defineConfig({
     alias: [
       { find: /^fetch-pacer$/, replacement: src('index.ts') },
       { find: /^fetch-pacer\/react$/, replacement: src('react/index.ts') },
+      { find: /^fetch-pacer\/offline$/, replacement: src('offline/index.ts') },
       { find: /^fetch-pacer\/testing$/, replacement: src('testing/index.ts') },
     ],
   },

@@ -1,3 +1,4 @@
+import { createOutbox } from 'fetch-pacer/offline';
 import { PacerProvider } from 'fetch-pacer/react';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { fire } from './client/bursts';
@@ -14,6 +15,7 @@ import { Comparison } from './components/comparison';
 import { Controls } from './components/controls';
 import { Counters } from './components/counters';
 import { Gauge } from './components/gauge';
+import { OutboxPanel } from './components/outbox-panel';
 import { Timeline } from './components/timeline';
 import { useDebounced } from './lib/hooks';
 import { configureServer } from './mock/server';
@@ -64,6 +66,13 @@ export function App({ autoplay }: { autoplay: boolean }) {
     latestClient.current = client;
   }, [client]);
   const onFire = (size: number) => fire(size, latestClient.current);
+  // Writes made offline survive a reload (IndexedDB) and drain through the current client.
+  const outbox = useMemo(
+    () =>
+      createOutbox({ name: 'fetch-pacer-demo', fetch: (request) => latestClient.current(request) }),
+    [],
+  );
+  useEffect(() => () => void outbox.close(), [outbox]);
 
   useEffect(() => {
     if (!autoplay) return;
@@ -145,6 +154,10 @@ export function App({ autoplay }: { autoplay: boolean }) {
             </div>
           </div>
           <Timeline client={client} />
+        </section>
+
+        <section className="playground" id="outbox">
+          <OutboxPanel outbox={outbox} pacedFetch={client} endpoint="/api/paced/notes" />
         </section>
 
         <section className="usage" id="code" aria-labelledby="code-title">
