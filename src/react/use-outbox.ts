@@ -1,6 +1,6 @@
-import { useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 // Types only: the react entry carries none of the outbox's code (nor `idb`).
 import type { Outbox, OutboxSnapshot } from '../offline/types.js';
+import { useSelectedSnapshot } from './use-selected-snapshot.js';
 
 /**
  * What the server renders, and what hydration starts from: an outbox that has not read its
@@ -19,8 +19,6 @@ export const IDLE_OUTBOX_SNAPSHOT: OutboxSnapshot = Object.freeze({
   dropped: 0,
   closed: false,
 });
-
-const getIdleSnapshot = (): OutboxSnapshot => IDLE_OUTBOX_SNAPSHOT;
 
 const identity = <T>(value: T): T => value;
 
@@ -55,24 +53,5 @@ export function useOutbox<T>(
       '[fetch-pacer] useOutbox expects an outbox from `createOutbox()` (with `subscribe` and `getSnapshot`)',
     );
   }
-  // The selection last rendered, so that a new selector function (an inline arrow, each render)
-  // that selects an equal value returns the same value and causes no render.
-  const rendered = useRef<{ readonly value: T } | null>(null);
-  const [getSelection, getServerSelection] = useMemo(() => {
-    let memo: { readonly snapshot: OutboxSnapshot; readonly value: T } | undefined;
-    const select = (snapshot: OutboxSnapshot): T => {
-      if (memo !== undefined && memo.snapshot === snapshot) return memo.value;
-      const next = selector(snapshot);
-      const previous = memo ?? rendered.current;
-      const value = previous !== null && isEqual(previous.value, next) ? previous.value : next;
-      memo = { snapshot, value };
-      return value;
-    };
-    return [() => select(outbox.getSnapshot()), () => select(getIdleSnapshot())];
-  }, [outbox, selector, isEqual]);
-  const value = useSyncExternalStore(outbox.subscribe, getSelection, getServerSelection);
-  useEffect(() => {
-    rendered.current = { value };
-  }, [value]);
-  return value;
+  return useSelectedSnapshot(outbox, IDLE_OUTBOX_SNAPSHOT, selector, isEqual);
 }

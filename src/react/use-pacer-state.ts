@@ -1,7 +1,7 @@
-import { useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import type { PacerSnapshot } from '../pacer/types.js';
 import { usePacerSource } from './context.js';
 import { type PacerSource, pacerOf } from './source.js';
+import { useSelectedSnapshot } from './use-selected-snapshot.js';
 
 /**
  * What the server renders, and what hydration starts from: an idle pacer. A pacer on a server
@@ -17,8 +17,6 @@ export const IDLE_PACER_SNAPSHOT: PacerSnapshot = Object.freeze({
   paused: false,
   disposed: false,
 });
-
-const getIdleSnapshot = (): PacerSnapshot => IDLE_PACER_SNAPSHOT;
 
 const identity = <T>(value: T): T => value;
 
@@ -46,26 +44,7 @@ export function usePacerState<T>(
   isEqual: (a: T, b: T) => boolean = Object.is,
 ): T {
   const pacer = pacerOf(usePacerSource(source, 'usePacerState', 'source'));
-  // The selection last rendered, so that a new selector function (an inline arrow, each render)
-  // that selects an equal value returns the same value and causes no render.
-  const rendered = useRef<{ readonly value: T } | null>(null);
-  const [getSelection, getServerSelection] = useMemo(() => {
-    let memo: { readonly snapshot: PacerSnapshot; readonly value: T } | undefined;
-    const select = (snapshot: PacerSnapshot): T => {
-      if (memo !== undefined && memo.snapshot === snapshot) return memo.value;
-      const next = selector(snapshot);
-      const previous = memo ?? rendered.current;
-      const value = previous !== null && isEqual(previous.value, next) ? previous.value : next;
-      memo = { snapshot, value };
-      return value;
-    };
-    return [() => select(pacer.getSnapshot()), () => select(getIdleSnapshot())];
-  }, [pacer, selector, isEqual]);
-  const value = useSyncExternalStore(pacer.subscribe, getSelection, getServerSelection);
-  useEffect(() => {
-    rendered.current = { value };
-  }, [value]);
-  return value;
+  return useSelectedSnapshot(pacer, IDLE_PACER_SNAPSHOT, selector, isEqual);
 }
 
 /**
