@@ -1,19 +1,13 @@
-/**
- * The cross-tab store in a real browser: Debian chromium (playwright-core), four pages of one
- * origin (http://127.0.0.1, a secure context) sharing one bucket through Web Locks and IndexedDB.
- * The page script is bundled with esbuild from `src/`, so the browser runs the shipped code.
- */
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SRC = resolve(import.meta.dirname, '../../src');
 
 /** The page: pacers on a `crossTabStore`, driven by the test through `window.harness`. */
@@ -179,7 +173,7 @@ function harness<K extends keyof Harness>(page: Page, method: K, ...args: Call<K
   ) as Promise<Awaited<ReturnType<Harness[K]>>>;
 }
 
-describe.skipIf(!existsSync(CHROMIUM))('crossTabStore in chromium: four tabs, one bucket', () => {
+describe('crossTabStore in chromium: four tabs, one bucket', () => {
   let dir: string;
   let server: Server;
   let origin: string;
@@ -203,17 +197,7 @@ describe.skipIf(!existsSync(CHROMIUM))('crossTabStore in chromium: four tabs, on
     });
     await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     context = await browser.newContext();
     pages = await Promise.all([0, 1, 2, 3].map(() => open()));
   }, 120_000);

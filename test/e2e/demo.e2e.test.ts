@@ -1,14 +1,13 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium.js';
 import { type StaticServer, serveStatic } from './static-server.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const SCREENSHOT = resolve(ROOT, 'test-results/demo-e2e.png');
 /** `UPDATE_SCREENSHOT=1` also refreshes the picture the README shows. */
 const README_SCREENSHOT = resolve(ROOT, 'demo/screenshot.png');
@@ -17,11 +16,6 @@ let server: StaticServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`,
-    );
-  }
   // `npm run demo:build`, in a process of its own: inside vitest NODE_ENV is 'test', and Vite
   // would build React's development runtime.
   await promisify(execFile)(
@@ -30,17 +24,7 @@ beforeAll(async () => {
     { cwd: ROOT, env: { ...process.env, NODE_ENV: 'production' } },
   );
   server = await serveStatic(resolve(ROOT, 'demo/dist'));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

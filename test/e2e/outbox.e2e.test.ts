@@ -1,19 +1,13 @@
-/**
- * The outbox in a real browser: Debian chromium (playwright-core) against a real HTTP server
- * in this process that enforces its own limit. The fixture page is built with vite's build API
- * from `src/`, so the browser runs the same code the package ships.
- */
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const REPO = resolve(import.meta.dirname, '../..');
 
 /** The server's limit: at most SERVER_LIMIT requests in any SERVER_WINDOW_MS (sliding log). */
@@ -188,7 +182,7 @@ const waitForState = (page: Page, check: string) =>
     { polling: 20, timeout: 30_000 },
   );
 
-describe.skipIf(!existsSync(CHROMIUM))('the outbox in chromium', () => {
+describe('the outbox in chromium', () => {
   const api = writeApi();
   let dir: string;
   let files: Record<string, string>;
@@ -214,17 +208,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the outbox in chromium', () => {
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
