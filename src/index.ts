@@ -62,6 +62,7 @@ export {
   RateLimitError,
   type RateLimitErrorOptions,
   type ScheduleOptions,
+  type TaskProgress,
   type Store,
   type StoreCall,
   type StoreEvent,

@@ -14,4 +14,10 @@ export {
 export type { PacerClock, PacerMode, PacerOptions } from './options.js';
 export { createPacer } from './pacer.js';
 export type { Store, StoreCall, StoreEvent } from './store-contract.js';
-export type { KeyInspection, Pacer, PacerSnapshot, ScheduleOptions } from './types.js';
+export type {
+  KeyInspection,
+  Pacer,
+  PacerSnapshot,
+  ScheduleOptions,
+  TaskProgress,
+} from './types.js';

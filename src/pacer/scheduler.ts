@@ -4,9 +4,17 @@ import { assertPositiveInteger } from '../core/validate.js';
 import { ServerBlocks } from './blocks.js';
 import { PacerDisposedError, QueueFullError, RateLimitError } from './errors.js';
 import type { ResolvedPacerOptions } from './options.js';
+import { type KeyState, ProgressReports, reportStarted } from './progress.js';
 import { denyBehind, inspectKey, project } from './projection.js';
 import { SnapshotStore } from './store.js';
-import { assertKey, createTask, DEFAULT_KEY, resolveTaskOptions, type Task } from './task.js';
+import {
+  assertKey,
+  createTask,
+  DEFAULT_KEY,
+  resolveTaskOptions,
+  type Task,
+  type TaskOptions,
+} from './task.js';
 import { Timer } from './timer.js';
 import type { KeyInspection, PacerSnapshot, ScheduleOptions } from './types.js';
 import { WaitingTasks } from './waiting.js';
@@ -35,6 +43,8 @@ export class Scheduler {
   protected flushing = false;
   private again = false;
   private idleWaiters: (() => void)[] = [];
+  /** Tasks with an `onProgress` listener, told where they stand after each flush. */
+  protected readonly progress = new ProgressReports();
 
   constructor(protected readonly options: ResolvedPacerOptions) {
     const { limits, maxKeys, clock, mode } = options;
@@ -68,25 +78,19 @@ export class Scheduler {
     if (typeof run !== 'function') {
       throw new TypeError('[fetch-pacer] Expected the task to be a function');
     }
-    const { key, cost, priority, signal, front } = resolveTaskOptions(options);
+    const task = resolveTaskOptions(options);
     if (this.disposed) return Promise.reject(new PacerDisposedError());
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (task.signal?.aborted) return Promise.reject(task.signal.reason);
     // Start whatever is due first (a real timer may be late), so the checks below see the
     // queue as it is: a task judged to start now must not find its slot taken.
     if (!this.flushing) this.pump();
-    return this.admit(run, key, cost, priority, signal, front);
+    return this.admit(run, task);
   }
 
   /** Queues a checked task (or rejects it at once): the in-memory limiter decides. */
-  protected admit<T>(
-    run: () => T | PromiseLike<T>,
-    key: string,
-    cost: number,
-    priority: number,
-    signal: AbortSignal | undefined,
-    front: boolean,
-  ): Promise<T> {
+  protected admit<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
     const { mode, maxQueue, maxWaitMs } = this.options;
+    const { key, cost, priority, front } = options;
     try {
       const decision = this.limiter.peek(key, cost);
       if (mode === 'reject' && !decision.allowed) {
@@ -111,14 +115,26 @@ export class Scheduler {
       this.flush();
       return Promise.reject(error);
     }
-    const { task, promise } = createTask(run, { key, cost, priority, signal }, this.order++);
+    const { promise } = this.enqueue(run, options);
+    this.flush();
+    return promise;
+  }
+
+  /** Puts a checked task in its line: listening to its signal and, if asked, reporting. */
+  protected enqueue<T>(
+    run: () => T | PromiseLike<T>,
+    options: TaskOptions,
+  ): { readonly task: Task; readonly promise: Promise<T> } {
+    const created = createTask(run, options, this.order++);
+    const { task } = created;
+    const { signal } = options;
     if (signal !== undefined) {
       task.onAbort = () => this.abort(task);
       signal.addEventListener('abort', task.onAbort, { once: true });
     }
-    this.waiting.add(task, front);
-    this.flush();
-    return promise;
+    if (task.onProgress !== undefined) this.progress.track(task.key);
+    this.waiting.add(task, options.front);
+    return created;
   }
 
   tryAcquire(key: string = DEFAULT_KEY, cost = 1): Decision {
@@ -263,6 +279,7 @@ export class Scheduler {
     task.state = 'running';
     // The signal has no say once the task runs (the task never sees it): drop the listener now.
     this.detach(task);
+    reportStarted(task);
     this.inFlight++;
     let result: unknown;
     try {
@@ -308,12 +325,25 @@ export class Scheduler {
     } finally {
       this.flushing = false;
     }
+    if (this.progress.active) this.reportProgress();
     this.store.publish();
     if (this.waiting.size === 0 && this.inFlight === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const wake of waiters) wake();
     }
+  }
+
+  private reportProgress(): void {
+    this.progress.refresh(
+      (key) => this.waiting.waitingKey(key),
+      (key): KeyState => ({
+        now: this.now(),
+        blockedUntil: this.limiter.blockedUntil(key),
+        ratePerMs: this.limiter.policyOf(key).ratePerMs,
+        rejectMode: this.options.mode === 'reject',
+      }),
+    );
   }
 
   private arm(): void {

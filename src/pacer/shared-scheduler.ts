@@ -7,7 +7,7 @@ import { projectFrom } from './projection.js';
 import { Scheduler } from './scheduler.js';
 import { isPromise, MAX_BATCH, SharedLimits, sortAnswers } from './shared.js';
 import type { Store, StoreEvent } from './store-contract.js';
-import { assertKey, createTask, DEFAULT_KEY, type Task, type WaitingKey } from './task.js';
+import { assertKey, DEFAULT_KEY, type Task, type TaskOptions, type WaitingKey } from './task.js';
 import type { KeyInspection } from './types.js';
 
 /**
@@ -39,33 +39,9 @@ export class SharedScheduler extends Scheduler {
     return until === undefined ? 0 : until - this.now();
   }
 
-  private enqueue<T>(
-    run: () => T | PromiseLike<T>,
-    key: string,
-    cost: number,
-    priority: number,
-    signal: AbortSignal | undefined,
-    front: boolean,
-  ): { readonly task: Task; readonly promise: Promise<T> } {
-    const created = createTask(run, { key, cost, priority, signal }, this.order++);
-    const { task } = created;
-    if (signal !== undefined) {
-      task.onAbort = () => this.abort(task);
-      signal.addEventListener('abort', task.onAbort, { once: true });
-    }
-    this.waiting.add(task, front);
-    return created;
-  }
-
-  protected override admit<T>(
-    run: () => T | PromiseLike<T>,
-    key: string,
-    cost: number,
-    priority: number,
-    signal: AbortSignal | undefined,
-    front: boolean,
-  ): Promise<T> {
+  protected override admit<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
     const { mode, maxQueue, maxWaitMs } = this.options;
+    const { key, cost, priority, front } = options;
     let info: PolicySummary;
     let ahead = 0;
     try {
@@ -91,7 +67,7 @@ export class SharedScheduler extends Scheduler {
       this.flush();
       return Promise.reject(error);
     }
-    const { task, promise } = this.enqueue(run, key, cost, priority, signal, front);
+    const { task, promise } = this.enqueue(run, options);
     if (mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
       this.judge(task, info, ahead + cost);
     }

@@ -1,7 +1,7 @@
 import { assertPositiveInteger, describe } from '../core/validate.js';
 import type { DueItem } from './due-heap.js';
 import type { Line, LineNode } from './line.js';
-import type { ScheduleOptions } from './types.js';
+import type { ScheduleOptions, TaskProgress } from './types.js';
 
 /** The key of a task scheduled without one. */
 export const DEFAULT_KEY = 'default';
@@ -15,6 +15,10 @@ export interface Task extends LineNode {
   /** Enqueue order over the whole pacer: breaks ties between keys due at the same time. */
   readonly order: number;
   readonly signal: AbortSignal | undefined;
+  /** Told where the task stands while it waits (see `ScheduleOptions.onProgress`). */
+  readonly onProgress: ((progress: TaskProgress) => void) | undefined;
+  /** What `onProgress` was last told, so a change is reported once. */
+  reported: TaskProgress | undefined;
   /** The abort listener while the task waits; removed when it leaves the queue. */
   onAbort: (() => void) | undefined;
   /** Queued until it leaves the line; then running or done. Settles exactly once. */
@@ -45,6 +49,7 @@ export interface TaskOptions {
   readonly priority: number;
   readonly signal: AbortSignal | undefined;
   readonly front: boolean;
+  readonly onProgress: ((progress: TaskProgress) => void) | undefined;
 }
 
 /**
@@ -53,14 +58,14 @@ export interface TaskOptions {
  */
 export function resolveTaskOptions(options: ScheduleOptions | undefined): TaskOptions {
   if (options === undefined) {
-    return { key: DEFAULT_KEY, cost: 1, priority: 0, signal: undefined, front: false };
+    return NO_OPTIONS;
   }
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(
-      `[fetch-pacer] Expected schedule options \`{ key, cost, priority, signal, front }\`, got ${describe(options)}`,
+      `[fetch-pacer] Expected schedule options \`{ key, cost, priority, signal, front, onProgress }\`, got ${describe(options)}`,
     );
   }
-  const { key = DEFAULT_KEY, cost = 1, priority = 0, signal, front = false } = options;
+  const { key = DEFAULT_KEY, cost = 1, priority = 0, signal, front = false, onProgress } = options;
   assertKey(key);
   assertPositiveInteger('cost', cost);
   if (typeof priority !== 'number' || !Number.isFinite(priority)) {
@@ -75,8 +80,23 @@ export function resolveTaskOptions(options: ScheduleOptions | undefined): TaskOp
   if (typeof front !== 'boolean') {
     throw new TypeError(`[fetch-pacer] Expected \`front\` to be a boolean, got ${describe(front)}`);
   }
-  return { key, cost, priority, signal, front };
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`onProgress\` to be a function, got ${describe(onProgress)}`,
+    );
+  }
+  return { key, cost, priority, signal, front, onProgress };
 }
+
+/** The options of a task scheduled without any: one shared frozen object. */
+const NO_OPTIONS: TaskOptions = Object.freeze({
+  key: DEFAULT_KEY,
+  cost: 1,
+  priority: 0,
+  signal: undefined,
+  front: false,
+  onProgress: undefined,
+});
 
 /**
  * A TypeError for any non-string (the core's `assertKey` throws a RangeError for a number, as
@@ -102,7 +122,7 @@ function isSignal(value: unknown): value is AbortSignal {
 /** A queued task and the promise `schedule()` returns for it. */
 export function createTask<T>(
   run: () => T | PromiseLike<T>,
-  options: Pick<TaskOptions, 'key' | 'cost' | 'priority' | 'signal'>,
+  options: Pick<TaskOptions, 'key' | 'cost' | 'priority' | 'signal' | 'onProgress'>,
   order: number,
 ): { readonly task: Task; readonly promise: Promise<T> } {
   // `Promise.withResolvers`, which Node 20 lacks.
@@ -119,6 +139,8 @@ export function createTask<T>(
     cost: options.cost,
     priority: options.priority,
     signal: options.signal,
+    onProgress: options.onProgress,
+    reported: undefined,
     run,
     order,
     onAbort: undefined,

@@ -26,7 +26,38 @@ export interface ScheduleOptions {
    * @default false
    */
   readonly front?: boolean | undefined;
+  /**
+   * Told where the task stands while it waits, then once when it starts. Called synchronously
+   * from the pacer, only when the report changes (never twice in a row with the same value):
+   * `queued` with the projected start, `blocked` with the end of the server's block on its key,
+   * and `started` last. A task that starts at once reports only `started`; one that is aborted,
+   * denied or disposed reports nothing more. A throwing listener is reported (`reportError`,
+   * or thrown from a microtask where that is missing) and the pacer goes on.
+   */
+  readonly onProgress?: ((progress: TaskProgress) => void) | undefined;
 }
+
+/** Where a scheduled task stands: see `ScheduleOptions.onProgress`. */
+export type TaskProgress =
+  | {
+      /** Waiting for its permits (or a concurrency slot, or `resume()`). */
+      readonly state: 'queued';
+      /**
+       * Pacer-clock ms at which its permits are projected to exist: the time its key's head gets
+       * them plus the permits of the tasks between at the key's rate (exact for a token bucket
+       * or GCRA with a backlog, an estimate for window algorithms). It moves when the line ahead
+       * changes, not as time passes. Undefined when the permits are due but the task waits for
+       * something else (a concurrency slot, `resume()`, a store's answer), and in reject mode.
+       */
+      readonly startAt: number | undefined;
+    }
+  | {
+      /** Waiting because the server said so (`blockUntil`, or `observe` with nothing left). */
+      readonly state: 'blocked';
+      /** Pacer-clock ms at which the server's block on its key ends. */
+      readonly until: number;
+    }
+  | { readonly state: 'started' };
 
 /** Immutable state of a pacer for `useSyncExternalStore`: a new object only when it changed. */
 export interface PacerSnapshot {
