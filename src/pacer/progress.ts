@@ -77,7 +77,9 @@ export class ProgressReports {
 }
 
 /** The task is starting: its last report. */
-export function reportStarted(task: Task): void {
+export function reportStarted(
+  task: Pick<Task, 'onProgress'> & { reported?: TaskProgress | undefined },
+): void {
   if (task.onProgress !== undefined) tell(task, STARTED);
 }
 
@@ -126,7 +128,10 @@ function same(a: TaskProgress | undefined, b: TaskProgress): boolean {
 }
 
 /** A throwing listener is the app's bug, not the pacer's: report it and go on. */
-function tell(task: Task, progress: TaskProgress): void {
+function tell(
+  task: Pick<Task, 'onProgress'> & { reported?: TaskProgress | undefined },
+  progress: TaskProgress,
+): void {
   task.reported = progress;
   try {
     task.onProgress?.(progress);

@@ -39,6 +39,11 @@ export class SharedScheduler extends Scheduler {
     return until === undefined ? 0 : until - this.now();
   }
 
+  /** No fast path: only the store grants permits, and it is asked in `pump`. */
+  protected override startNow(): undefined {
+    return undefined;
+  }
+
   protected override admit<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
     const { mode, maxQueue, maxWaitMs } = this.options;
     const { key, cost, priority, front } = options;
