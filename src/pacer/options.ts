@@ -1,5 +1,6 @@
 import { type PolicyInput, type PolicyResolver, summarizePolicy } from '../core/limiter.js';
 import { assertBound, describe } from '../core/validate.js';
+import { realClock } from './real-clock.js';
 import type { Store } from './store-contract.js';
 
 /**
@@ -86,13 +87,6 @@ export interface ResolvedPacerOptions {
   readonly store: Store | undefined;
 }
 
-/** Looked up at call time: importing the pacer touches no global (SSR, test fakes installed late). */
-const defaultClock: PacerClock = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as Parameters<typeof clearTimeout>[0]),
-};
-
 const MODES: readonly PacerMode[] = ['queue', 'reject'];
 
 export function resolvePacerOptions(options: PacerOptions): ResolvedPacerOptions {
@@ -108,7 +102,7 @@ export function resolvePacerOptions(options: PacerOptions): ResolvedPacerOptions
     maxWaitMs = Number.POSITIVE_INFINITY,
     concurrency = Number.POSITIVE_INFINITY,
     maxKeys = Number.POSITIVE_INFINITY,
-    clock = defaultClock,
+    clock = realClock,
     store,
   } = options;
   if (limits === undefined) {

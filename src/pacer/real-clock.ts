@@ -1,0 +1,68 @@
+import type { PacerClock } from './options.js';
+
+/**
+ * Below this many ms, Node's event loop is stepped with `setImmediate` instead of a timer.
+ * Node keeps timers in whole ms of a loop time cached at the start of each turn, so a timer
+ * fires up to ~1.7 ms early or late against `performance.now()` (measured on these machines),
+ * and any delay under 1 ms becomes 1 ms. The pacer, woken early, re-arms for the remainder: a
+ * timer for that would land it up to a whole ms late. A few loop turns of `setImmediate` land
+ * within a few µs, at the price of keeping the loop busy for at most this long.
+ */
+const SPIN_BELOW_MS = 1.5;
+
+/** The timer handle of a short wait stepped on `setImmediate`. */
+class Spin {
+  immediate: unknown;
+  keepsAlive = true;
+
+  constructor(
+    private readonly due: number,
+    private readonly callback: () => void,
+  ) {
+    this.immediate = setImmediate(this.step);
+  }
+
+  private readonly step = (): void => {
+    if (performance.now() >= this.due) {
+      this.immediate = undefined;
+      this.callback();
+      return;
+    }
+    this.immediate = setImmediate(this.step);
+    if (!this.keepsAlive) (this.immediate as { unref?: () => void }).unref?.();
+  };
+
+  ref(): void {
+    this.keepsAlive = true;
+    (this.immediate as { ref?: () => void } | undefined)?.ref?.();
+  }
+
+  unref(): void {
+    this.keepsAlive = false;
+    (this.immediate as { unref?: () => void } | undefined)?.unref?.();
+  }
+
+  cancel(): void {
+    if (this.immediate !== undefined)
+      clearImmediate(this.immediate as Parameters<typeof clearImmediate>[0]);
+    this.immediate = undefined;
+  }
+}
+
+/**
+ * The pacer's default clock: `performance.now()` and the global timers, looked up at call time
+ * (importing the pacer touches no global: SSR, test fakes installed late). In Node, waits under
+ * `SPIN_BELOW_MS` are stepped on `setImmediate` so a start lands on its permit, not up to a
+ * millisecond after it; browsers have no `setImmediate` and keep their timers.
+ */
+export const realClock: PacerClock = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) =>
+    ms < SPIN_BELOW_MS && typeof setImmediate === 'function'
+      ? new Spin(performance.now() + ms, callback)
+      : globalThis.setTimeout(callback, ms),
+  clearTimeout: (handle) => {
+    if (handle instanceof Spin) handle.cancel();
+    else globalThis.clearTimeout(handle as Parameters<typeof clearTimeout>[0]);
+  },
+};
