@@ -36,9 +36,11 @@ export {
   MAX_DELAY_MS,
   type PacedFetch,
   type PacedFetchOptions,
+  type PacingInit,
   parseRateLimitHeaders,
   parseRetryAfter,
   type RateLimitHeaderSource,
+  type RequestPacing,
   type RetryOptions,
   type ServerQuotaReport,
 } from './http/index.js';

@@ -5,6 +5,8 @@ export {
   type FetchFunction,
   type PacedFetch,
   type PacedFetchOptions,
+  type PacingInit,
+  type RequestPacing,
 } from './paced-fetch.js';
 export {
   parseRateLimitHeaders,

@@ -1,7 +1,7 @@
-import { describe } from '../core/validate.js';
+import { assertFiniteNumber, assertPositiveInteger, describe } from '../core/validate.js';
 import type { PacerOptions } from '../pacer/options.js';
 import { createPacer } from '../pacer/pacer.js';
-import type { Pacer } from '../pacer/types.js';
+import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
 import { parseRateLimitHeaders } from './ratelimit-headers.js';
 import { parseRetryAfter } from './retry-after.js';
 import { backoffMs, isRefusal, mayRetry, type RetryOptions, resolveRetry } from './retry-policy.js';
@@ -31,8 +31,31 @@ export interface PacedFetchOptions extends Partial<PacerOptions> {
   readonly wallClock?: () => number;
 }
 
-/** `fetch`'s exact signature, plus the pacer behind it. */
-export type PacedFetch = ((input: RequestInfo | URL, init?: RequestInit) => Promise<Response>) & {
+/**
+ * One call's own pacing: each field given overrides what the paced fetch derives from the
+ * request (its `key`, `cost` and `priority` functions).
+ */
+export interface RequestPacing {
+  /** The rate-limit key of this request. @default the paced fetch's `key(request)` */
+  readonly key?: string | undefined;
+  /** Permits this request takes. @default the paced fetch's `cost(request)`, else 1 */
+  readonly cost?: number | undefined;
+  /** Higher starts first among waiting requests of its key. @default `priority(request)`, else 0 */
+  readonly priority?: number | undefined;
+  /**
+   * Told where the request stands, as `ScheduleOptions.onProgress`, for every attempt: a retried
+   * 429 reports `started`, then `blocked` until its `Retry-After`, then `started` again.
+   */
+  readonly onProgress?: ((progress: TaskProgress) => void) | undefined;
+}
+
+/** `RequestInit`, plus `pacing`: the paced fetch takes it out before building the `Request`. */
+export interface PacingInit extends RequestInit {
+  readonly pacing?: RequestPacing | undefined;
+}
+
+/** `fetch`'s signature (an `init` may carry `pacing`), plus the pacer behind it. */
+export type PacedFetch = ((input: RequestInfo | URL, init?: PacingInit) => Promise<Response>) & {
   readonly pacer: Pacer;
 };
 
@@ -45,6 +68,8 @@ export type PacedFetch = ((input: RequestInfo | URL, init?: RequestInit) => Prom
  * @example
  * const pacedFetch = createPacedFetch({ limits: perSecond(10) });
  * const response = await pacedFetch('https://api.example.com/items');
+ * // One call's own key, cost, priority, and where it stands while it waits:
+ * await pacedFetch(url, { pacing: { key: 'reports', cost: 5, onProgress: console.log } });
  */
 export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
   if (typeof options !== 'object' || options === null) {
@@ -97,22 +122,27 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     return parseRetryAfter(response.headers.get('retry-after'), now);
   }
 
-  async function pacedFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  async function pacedFetch(input: RequestInfo | URL, init?: PacingInit): Promise<Response> {
+    const { requestInit, pacing } = splitInit(init);
     // One Request up front: it fixes the URL and method, and keeps the body replayable (each
     // attempt sends a clone, so the original body is never consumed).
-    const request = new Request(input, init);
-    const key = keyOf(request);
-    const task = {
-      key,
-      signal: request.signal,
-      cost: costOf?.(request),
-      priority: priorityOf?.(request),
-    };
+    const request = new Request(input, requestInit);
+    // The call's own pacing wins; the functions are not even asked then.
+    const key = pacing?.key ?? keyOf(request);
+    const cost = pacing?.cost ?? costOf?.(request);
+    const priority = pacing?.priority ?? priorityOf?.(request);
+    const onProgress = pacing?.onProgress;
     for (let attempt = 0; ; attempt++) {
-      const response = await pacer.schedule(() => send(request.clone()), {
-        ...task,
+      // Fields spelled out, not `{ ...task, front }`: spread copies take a slow shape in V8.
+      const options: ScheduleOptions = {
+        key,
+        cost,
+        priority,
+        signal: request.signal,
         front: attempt > 0,
-      });
+        onProgress,
+      };
+      const response = await pacer.schedule(() => send(request.clone()), options);
       const retryAfterMs = learn(key, response);
       if (!isRefusal(retry, response.status)) return response;
       const waitMs = retryAfterMs ?? backoffMs(retry, attempt);
@@ -131,4 +161,43 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
 
 function originOf(request: Request): string {
   return new URL(request.url).origin;
+}
+
+/**
+ * Takes `pacing` out of `init` (it is no `RequestInit` field, and another fetch must not see it)
+ * and checks it. An `init` without one is passed on as it is: a plain call costs no copy.
+ */
+function splitInit(init: PacingInit | undefined): {
+  readonly requestInit: RequestInit | undefined;
+  readonly pacing: RequestPacing | undefined;
+} {
+  if (typeof init !== 'object' || init === null || !('pacing' in init)) {
+    return { requestInit: init, pacing: undefined };
+  }
+  const { pacing, ...requestInit } = init;
+  return { requestInit, pacing: pacing === undefined ? undefined : checkPacing(pacing) };
+}
+
+/** Checks a call's `pacing` the way `schedule` checks its options, naming `pacing.<field>`. */
+function checkPacing(pacing: unknown): RequestPacing {
+  if (typeof pacing !== 'object' || pacing === null || Array.isArray(pacing)) {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`pacing\` to be an object \`{ key, cost, priority, onProgress }\`, got ${describe(pacing)}`,
+    );
+  }
+  const { key, cost, priority, onProgress } = pacing as Record<keyof RequestPacing, unknown>;
+  if (key !== undefined && typeof key !== 'string') {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`pacing.key\` to be a string, got ${describe(key)}`,
+    );
+  }
+  // A TypeError for the wrong type, a RangeError for a number out of range: as `schedule`.
+  if (cost !== undefined) assertPositiveInteger('pacing.cost', cost);
+  if (priority !== undefined) assertFiniteNumber('pacing.priority', priority);
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new TypeError(
+      `[fetch-pacer] Expected \`pacing.onProgress\` to be a function, got ${describe(onProgress)}`,
+    );
+  }
+  return pacing as RequestPacing;
 }

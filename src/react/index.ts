@@ -9,12 +9,16 @@ export { PacerProvider, type PacerProviderProps, usePacer } from './context.js';
 export { HttpError, isAbortError, isHttpError } from './errors.js';
 export type { RequestInput } from './fingerprint.js';
 export type { Parse } from './parse.js';
-export type { FetchStatus, RateLimitedFetchState } from './request-state.js';
+export type { FetchStatus, RateLimitedFetchState, RequestProgress } from './request-state.js';
 export type { PacerSource } from './source.js';
-export type { Pacing, RequestProgress } from './transport.js';
 export { useBucketLevel } from './use-bucket-level.js';
 export { IDLE_OUTBOX_SNAPSHOT, useOutbox } from './use-outbox.js';
-export { type BoundFetch, type PacedRequestInit, usePacedFetch } from './use-paced-fetch.js';
+export {
+  type BoundFetch,
+  type PacedRequestInit,
+  type Pacing,
+  usePacedFetch,
+} from './use-paced-fetch.js';
 export { IDLE_PACER_SNAPSHOT, shallowEqual, usePacerState } from './use-pacer-state.js';
 export {
   type RateLimitedFetchResult,

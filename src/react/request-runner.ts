@@ -3,9 +3,9 @@ import { abortReason, isHttpError } from './errors.js';
 import type { RequestInput } from './fingerprint.js';
 import { type Parse, parseResponse } from './parse.js';
 import type { Change } from './request-state.js';
-import { anySignal } from './signals.js';
-import type { PacerSource } from './source.js';
-import { type Pacing, sendPaced } from './transport.js';
+import { anySignal, signalOf } from './signals.js';
+import { fetchOf, type PacerSource } from './source.js';
+import type { Pacing } from './use-paced-fetch.js';
 
 /** Everything one run needs, fixed when it starts. */
 export interface RunSpec<T> {
@@ -15,7 +15,8 @@ export interface RunSpec<T> {
   readonly pacer: Pacer;
   /** The request's fingerprint: which request the run's changes belong to. */
   readonly request: string;
-  readonly pacing: Pacing;
+  /** The hook's `key`, `cost` and `priority`; the run adds its own `onProgress`. */
+  readonly pacing: Omit<Pacing, 'onProgress'>;
   readonly parse: Parse<T>;
 }
 
@@ -70,15 +71,20 @@ export class RequestRunner<T> {
     const report = (change: Change<T>) => {
       if (run === this.run) this.report(spec, change);
     };
-    const own = spec.init?.signal ?? undefined;
+    const own = signalOf(spec.input, spec.init);
     let response: Response | undefined;
     let settled = false;
     try {
-      const request = new Request(spec.input, { ...spec.init, signal: anySignal([signal, own]) });
-      response = await sendPaced(spec.source, request, {
-        ...spec.pacing,
-        onProgress: (progress) => {
-          if (!settled) report({ kind: 'progress', progress });
+      // The source's own paced fetch, as it is: its key, retry and fetch options hold. Each of
+      // its attempts reports through `onProgress`, so a retried 429 shows `blocked` in between.
+      response = await fetchOf(spec.source)(spec.input, {
+        ...spec.init,
+        signal: anySignal([signal, own]),
+        pacing: {
+          ...spec.pacing,
+          onProgress: (progress) => {
+            if (!settled) report({ kind: 'progress', progress });
+          },
         },
       });
       settled = true;

@@ -1,5 +1,7 @@
-import type { Pacer } from '../pacer/types.js';
-import type { RequestProgress } from './transport.js';
+import type { Pacer, TaskProgress } from '../pacer/types.js';
+
+/** Where a hook's request stands, as its pacer reports it per attempt (see `TaskProgress`). */
+export type RequestProgress = TaskProgress;
 
 /**
  * - `idle`: nothing requested (no input, `enabled: false`, or `abort()`ed).

@@ -19,3 +19,14 @@ export function anySignal(signals: readonly (AbortSignal | null | undefined)[]):
   for (const signal of present) signal.addEventListener('abort', onAbort, { once: true });
   return controller.signal;
 }
+
+/**
+ * The caller's own signal of a request: `init.signal`, else the one of a `Request` input (which
+ * `new Request(input, { signal })` would otherwise replace).
+ */
+export function signalOf(
+  input: RequestInfo | URL,
+  init: RequestInit | undefined,
+): AbortSignal | undefined {
+  return init?.signal ?? (input instanceof Request ? input.signal : undefined);
+}

@@ -1,16 +1,17 @@
 import { useCallback, useEffect, useRef } from 'react';
+import type { PacingInit, RequestPacing } from '../http/paced-fetch.js';
 import { usePacerSource } from './context.js';
 import { abortReason } from './errors.js';
 import type { RequestInput } from './fingerprint.js';
 import { useLifetime } from './lifetime.js';
-import { anySignal } from './signals.js';
-import type { PacerSource } from './source.js';
-import { type Pacing, sendPaced } from './transport.js';
+import { anySignal, signalOf } from './signals.js';
+import { fetchOf, type PacerSource } from './source.js';
 
-/** `RequestInit`, plus this request's own pacing (key, cost, priority). */
-export interface PacedRequestInit extends RequestInit {
-  readonly pacing?: Pacing | undefined;
-}
+/** One request's own pacing (key, cost, priority, onProgress): the paced fetch's `init.pacing`. */
+export type Pacing = RequestPacing;
+
+/** `RequestInit`, plus this request's own pacing: the paced fetch's `init`. */
+export type PacedRequestInit = PacingInit;
 
 /** A paced fetch bound to a component: its requests are aborted when the component unmounts. */
 export type BoundFetch = (input: RequestInput, init?: PacedRequestInit) => Promise<Response>;
@@ -50,9 +51,9 @@ export function usePacedFetch(source?: PacerSource): BoundFetch {
       }
       try {
         controller.current ??= new AbortController();
-        const { pacing, ...rest } = init ?? {};
-        const signal = anySignal([controller.current.signal, rest.signal]);
-        return sendPaced(latest.current, new Request(input, { ...rest, signal }), pacing);
+        const signal = anySignal([controller.current.signal, signalOf(input, init)]);
+        // The source's paced fetch takes `init.pacing` out and checks it.
+        return fetchOf(latest.current)(input, { ...init, signal });
       } catch (error) {
         // A malformed input or init: rejected like fetch does, not thrown.
         return Promise.reject(error);

@@ -21,17 +21,20 @@ const INITIAL: HookState<never> = { request: undefined, pacer: undefined, view: 
 export interface UseRateLimitedFetchOptions {
   /** The fetch options (method, headers, body, ...). Compared by value: inline is fine. */
   readonly init?: RequestInit | undefined;
-  /** The rate-limit key of the request. @default the request's origin */
+  /** The rate-limit key of the request. @default the paced fetch's `key` (the request's origin) */
   readonly key?: string | undefined;
-  /** Permits the request takes. @default 1 */
+  /** Permits the request takes. @default the paced fetch's `cost`, else 1 */
   readonly cost?: number | undefined;
-  /** Higher starts first among the waiting requests of its key. @default 0 */
+  /** Higher starts first among waiting requests of its key. @default the paced fetch's, else 0 */
   readonly priority?: number | undefined;
   /** `false` sends nothing (status `idle`), like a `null` input. @default true */
   readonly enabled?: boolean | undefined;
   /** While a new input loads, keep showing the data of the previous one. @default false */
   readonly keepPreviousData?: boolean | undefined;
-  /** The paced fetch (or pacer) to send through. @default the one of `<PacerProvider>` */
+  /**
+   * The paced fetch to send through, called as it is (its `fetch`, `key`, `retry` options hold);
+   * or a pacer, which gets a default paced fetch. @default the one of `<PacerProvider>`
+   */
   readonly fetch?: PacerSource | undefined;
 }
 

@@ -1,10 +1,14 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { PacedFetch } from '../../src/http/paced-fetch.js';
+import type { PacingInit, RequestPacing, TaskProgress } from '../../src/index.js';
 import type { KeyInspection, Pacer, PacerSnapshot } from '../../src/pacer/index.js';
 import type {
   BoundFetch,
   FetchStatus,
+  PacedRequestInit,
+  Pacing,
   RateLimitedFetchResult,
+  RequestProgress,
   useBucketLevel,
   usePacerState,
   useRateLimitedFetch,
@@ -62,5 +66,23 @@ describe('the public types of fetch-pacer/react', () => {
     };
     expectTypeOf(check).toBeFunction();
     expectTypeOf<ReturnType<typeof useBucketLevel>>().toEqualTypeOf<KeyInspection>();
+  });
+
+  it('takes per-call pacing on a paced fetch, which still passes for a fetch', () => {
+    expectTypeOf<PacedFetch>().toBeCallableWith('/x', {
+      method: 'POST',
+      pacing: { key: 'reports', cost: 2, priority: 1, onProgress: (_: TaskProgress) => {} },
+    });
+    expectTypeOf<PacedFetch>().toMatchTypeOf<
+      (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>
+    >();
+    expectTypeOf<PacingInit['pacing']>().toEqualTypeOf<RequestPacing | undefined>();
+    expectTypeOf<BoundFetch>().toBeCallableWith('/x', { pacing: { key: 'reports' } });
+  });
+
+  it('keeps the react names of the pacing types', () => {
+    expectTypeOf<Pacing>().toEqualTypeOf<RequestPacing>();
+    expectTypeOf<PacedRequestInit>().toEqualTypeOf<PacingInit>();
+    expectTypeOf<RequestProgress>().toEqualTypeOf<TaskProgress>();
   });
 });

@@ -52,9 +52,9 @@ describe('useRateLimitedFetch statuses', () => {
     const second = renderHook(() => useRateLimitedFetch(`${API}/items/2`, { fetch: api }));
     const third = renderHook(() => useRateLimitedFetch(`${API}/items/3`, { fetch: api }));
     await settle(() => api.pacer.getSnapshot().queued === 2);
-    // The next in line knows when it starts; the one behind it does not yet.
+    // Each knows when it starts: the pacer projects the whole line, one permit a second.
     expect(second.result.current).toMatchObject({ status: 'queued', startAt: 1000 });
-    expect(third.result.current).toMatchObject({ status: 'queued', startAt: undefined });
+    expect(third.result.current).toMatchObject({ status: 'queued', startAt: 2000 });
     await advance(clock, 999);
     expect(backend.hits).toHaveLength(1);
     await advance(clock, 1);
