@@ -10,7 +10,14 @@ import type { PacerClock } from './options.js';
  */
 const SPIN_BELOW_MS = 1.5;
 
-/** The timer handle of a short wait stepped on `setImmediate`. */
+/** Node's immediates, looked up at call time (browsers have none; the build has no Node types). */
+interface Immediates {
+  readonly setImmediate?: (callback: () => void) => unknown;
+  readonly clearImmediate?: (handle: unknown) => void;
+}
+const host = globalThis as Immediates;
+
+/** The timer handle of a short wait stepped on `setImmediate` (made only where it exists). */
 class Spin {
   immediate: unknown;
   keepsAlive = true;
@@ -19,7 +26,7 @@ class Spin {
     private readonly due: number,
     private readonly callback: () => void,
   ) {
-    this.immediate = setImmediate(this.step);
+    this.immediate = host.setImmediate?.(this.step);
   }
 
   private readonly step = (): void => {
@@ -28,7 +35,7 @@ class Spin {
       this.callback();
       return;
     }
-    this.immediate = setImmediate(this.step);
+    this.immediate = host.setImmediate?.(this.step);
     if (!this.keepsAlive) (this.immediate as { unref?: () => void }).unref?.();
   };
 
@@ -43,8 +50,7 @@ class Spin {
   }
 
   cancel(): void {
-    if (this.immediate !== undefined)
-      clearImmediate(this.immediate as Parameters<typeof clearImmediate>[0]);
+    if (this.immediate !== undefined) host.clearImmediate?.(this.immediate);
     this.immediate = undefined;
   }
 }
@@ -58,7 +64,7 @@ class Spin {
 export const realClock: PacerClock = {
   now: () => performance.now(),
   setTimeout: (callback, ms) =>
-    ms < SPIN_BELOW_MS && typeof setImmediate === 'function'
+    ms < SPIN_BELOW_MS && typeof host.setImmediate === 'function'
       ? new Spin(performance.now() + ms, callback)
       : globalThis.setTimeout(callback, ms),
   clearTimeout: (handle) => {
