@@ -3,7 +3,9 @@
 // Retry-After). Each library is configured to the server's published limit; fetch-pacer also
 // runs once with a generous policy, to show what reading the headers alone recovers.
 //
-//   npm run bench:servers [-- --runs 2] [-- --requests 300]
+//   npm run bench:servers [-- --runs 2] [-- --requests 300] [-- --only fetch-pacer]
+//
+// `--only` keeps the libraries whose name contains it (a quick look at a few rows).
 //
 // Everything it starts (nginx, the Express child, one child per client run) is stopped on the
 // way out, also on an error or Ctrl-C. Requests are bounded (300 per run, retries included at
@@ -29,8 +31,12 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '2' },
     requests: { type: 'string', default: '300' },
+    only: { type: 'string', default: '' },
   },
 });
+/** The libraries of a server this run measures. */
+const librariesOf = (server) =>
+  Object.keys(CONFIGS[server]).filter((library) => library.includes(values.only));
 const RUNS = Math.min(5, Math.max(1, Number(values.runs)));
 const REQUESTS = Math.min(1_000, Math.max(10, Number(values.requests)));
 const CLIENT_TIMEOUT_MS = 60_000;
@@ -127,7 +133,7 @@ async function main() {
   // One client run at a time: a run is timing-sensitive, and two would share 2 cores.
   for (let run = 0; run < RUNS; run++) {
     for (const server of Object.keys(SERVERS)) {
-      for (const library of Object.keys(CONFIGS[server])) {
+      for (const library of librariesOf(server)) {
         const answer = await runChild(
           new URL('./servers/client.mjs', import.meta.url).href,
           {
@@ -155,7 +161,7 @@ async function main() {
   const tables = [];
   const rowsOf = {};
   for (const [server, spec] of Object.entries(SERVERS)) {
-    const rows = Object.keys(CONFIGS[server]).map((library) => {
+    const rows = librariesOf(server).map((library) => {
       const runs = results[server][library];
       const ok = runs.filter((r) => r.error === undefined);
       const pick = (field) => median(ok.map((r) => r[field]));

@@ -75,6 +75,21 @@ export const CONFIGS = {
       config: 'createPacedFetch({ limits: perSecond(1000) }): knows nothing of the limit',
       make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000) }),
     },
+    'fetch-pacer, generous, probe': {
+      config: 'createPacedFetch({ limits: perSecond(1000), learn: { probe: true } })',
+      make: (_send, pacedFetchOf) =>
+        pacedFetchOf({ limits: perSecond(1000), learn: { probe: true } }),
+    },
+    'fetch-pacer, generous, no learning': {
+      config:
+        'createPacedFetch({ limits: perSecond(1000), learn: false }): headers lower credit only',
+      make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000), learn: false }),
+    },
+    'fetch-pacer, no learning': {
+      config: 'createPacedFetch({ limits: perSecond(20, { burst: 5 }), learn: false })',
+      make: (_send, pacedFetchOf) =>
+        pacedFetchOf({ limits: perSecond(20, { burst: 5 }), learn: false }),
+    },
   },
   // express-rate-limit: 20 per 1 s window per client (a window opens at a client's first hit).
   express: {
@@ -125,6 +140,20 @@ export const CONFIGS = {
     'fetch-pacer, generous': {
       config: 'createPacedFetch({ limits: perSecond(1000) }): knows nothing of the limit',
       make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000) }),
+    },
+    'fetch-pacer, generous, probe': {
+      config: 'createPacedFetch({ limits: perSecond(1000), learn: { probe: true } })',
+      make: (_send, pacedFetchOf) =>
+        pacedFetchOf({ limits: perSecond(1000), learn: { probe: true } }),
+    },
+    'fetch-pacer, generous, no learning': {
+      config:
+        'createPacedFetch({ limits: perSecond(1000), learn: false }): headers lower credit only',
+      make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000), learn: false }),
+    },
+    'fetch-pacer, no learning': {
+      config: 'createPacedFetch({ limits: perSecond(20), learn: false })',
+      make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(20), learn: false }),
     },
     'fetch-pacer, sliding-log': {
       config: "createPacedFetch({ limits: perSecond(20, { algorithm: 'sliding-log' }) })",

@@ -1,6 +1,16 @@
 import { AllOf, type Strategy, strategyFor } from './algorithms/index.js';
 import { performanceTicker, type Ticker } from './clock.js';
-import { type Decision, deny, wholeMs } from './decision.js';
+import { type Decision, deny, EPSILON, wholeMs } from './decision.js';
+import {
+  AdaptiveRate,
+  AIMD,
+  Learned,
+  type LearnedPolicy,
+  type LearnedSource,
+  type LearningNote,
+  type Lesson,
+  NOTE,
+} from './learned.js';
 import { type Policy, resolvePolicy } from './policy.js';
 import {
   assertBound,
@@ -9,6 +19,8 @@ import {
   assertPositiveInteger,
   describe,
 } from './validate.js';
+
+export type { LearnedPolicy, LearnedSource } from './learned.js';
 
 /** One policy, or several that must all allow (`[perSecond(10), perDay(1000)]`). */
 export type PolicyInput = Policy | readonly Policy[];
@@ -36,25 +48,32 @@ export interface ServerQuota {
   /** ms until the server's quota resets; with `remaining: 0` the key is blocked that long. */
   readonly resetMs?: number;
   /**
-   * The server's own limit, for display only: a local policy is never loosened or tightened
-   * by it (only `remaining` lowers local credit).
+   * The server's limit per `windowMs`. With `windowMs` it is the server's policy, which the key
+   * adopts as a learned policy (see `RateLimiter.learn`); alone it changes nothing (a server's
+   * limit without its window says nothing of its rate).
    */
   readonly limit?: number;
+  /** The server's window in ms (`RateLimit-Policy: "p";q=20;w=1` is 1000), with `limit`. */
+  readonly windowMs?: number;
 }
 
 /** What a key's policy allows, whatever its algorithms (the tightest of several policies). */
 export interface PolicySummary {
-  /** Most permits one request may take: the smallest `burst ?? limit`. */
+  /** Most permits at once: the smallest `burst ?? limit` (a learned policy's included). */
   readonly capacity: number;
-  /** The smallest `limit`. */
+  /** The smallest `limit` (a learned policy's included). */
   readonly limit: number;
-  /** Sustained permits per ms: the slowest `limit / windowMs`. */
+  /** Sustained permits per ms: the slowest `limit / windowMs` (a learned policy's included). */
   readonly ratePerMs: number;
+  /** The policy the key learned on top of its own, if any (see `RateLimiter.learn`). */
+  readonly learned?: LearnedPolicy;
 }
 
 /** A compiled policy input: how to make a key's state, and what its policy allows. */
 interface Blueprint extends PolicySummary {
   readonly create: () => Strategy;
+  /** The fastest `limit / windowMs`: the rate a learned rate (AIMD) starts from and ends at. */
+  readonly peakPerMs: number;
 }
 
 /** States looked at by the automatic sweep per new key: enough to outpace key creation. */
@@ -170,26 +189,100 @@ export class RateLimiter {
   /**
    * The server's count for `key`: lowers the local credit to at most `remaining` (never raises
    * it), and with nothing remaining blocks the key for `resetMs`.
+   *
+   * With `limit` and `windowMs` (the server's policy) the key adopts `limit` per `windowMs` as
+   * its learned policy (a sliding log: never more than `limit` in any window), `remaining` is
+   * the count of that policy, and the block ends no later than one window after the answer
+   * that opened the server's window (the one that said `limit - 1`): a reset in whole seconds
+   * would hold the key up to a second too long.
    */
   observe(key: string, quota: ServerQuota): void {
     assertKey(key);
-    const { remaining, resetMs } = quota;
+    const { remaining, resetMs, limit, windowMs } = quota;
     if (!(Number.isInteger(remaining) && remaining >= 0)) {
       throw new RangeError(
         `[fetch-pacer] Expected \`remaining\` to be an integer >= 0, got ${describe(remaining)}`,
       );
     }
-    const now = this.now();
-    if (remaining === 0 && resetMs !== undefined && resetMs > 0)
-      this.blockUntil(key, now + resetMs);
-    let state = this.states.get(key);
-    if (state === undefined) {
-      if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return;
-      state = this.blueprintOf(key).create();
-      this.states.set(key, state);
-      this.noRestBefore = Number.NEGATIVE_INFINITY;
+    const note = (quota as { readonly [NOTE]?: LearningNote })[NOTE];
+    if (note !== undefined) {
+      this.heed(key, note);
+      return;
     }
-    state.lowerRemaining(now, remaining);
+    const now = this.now();
+    const ends = resetMs !== undefined && resetMs > 0 ? now + resetMs : undefined;
+    if (limit !== undefined && windowMs !== undefined && isWindow(limit, windowMs)) {
+      const lesson = this.adopt(key, now, { limit, windowMs, algorithm: 'sliding-log' }, 'server');
+      if (lesson !== undefined) {
+        if (remaining === limit - 1) lesson.openedAt = now;
+        // Permits the log does not know of (another client's) count a whole window from now,
+        // unless the server's window resets sooner (a fixed window): then only its block holds.
+        if (ends === undefined || ends >= now + windowMs)
+          lesson.part.lowerRemaining(now, remaining);
+        if (remaining === 0 && ends !== undefined) {
+          const reopens = lesson.openedAt + windowMs;
+          this.blockUntil(key, reopens > now && reopens < ends ? reopens : ends);
+        }
+        return;
+      }
+    }
+    if (remaining === 0 && ends !== undefined) this.blockUntil(key, ends);
+    this.stateFor(key, now)?.lowerRemaining(now, remaining);
+  }
+
+  /**
+   * Gives `key` a learned policy on top of its own: a request must be allowed by both (the
+   * tighter of the two decides). It replaces the policy the key learned before, and starts
+   * with the permits the key has in use now, so a key never gains credit by learning: its
+   * credit stays at most what its own policy allows. `undefined` drops a learned policy.
+   *
+   * A learned policy lives in the key's state: it counts against `maxKeys` (no room, no
+   * lesson), and it is forgotten with the key at rest, or by `reset(key)`.
+   */
+  learn(key: string, policy: Policy | undefined): void {
+    assertKey(key);
+    if (policy === undefined) {
+      this.forget(key, undefined);
+      return;
+    }
+    this.adopt(key, this.now(), policy, 'client');
+  }
+
+  /**
+   * The server refused a request of `key` without saying its policy (a bare 429, nginx's
+   * `limit_req`): AIMD (see `AIMD` for the constants). The third refusal within a second makes
+   * the key learn a rate: half its own fastest rate. Each later refusal halves it again; it
+   * grows back linearly as requests go through, and is dropped once it is back at the key's
+   * own rate. Refusals before any request was let through at the new rate are echoes of the
+   * same excess and count once. A policy the server advertised wins: it is not cut.
+   */
+  refused(key: string): void {
+    assertKey(key);
+    const now = this.now();
+    const state = this.stateFor(key, now);
+    if (state === undefined) return;
+    const { peakPerMs } = this.blueprintOf(key);
+    const learned = state instanceof Learned ? state : new Learned(state, undefined, peakPerMs);
+    const lesson = learned.lesson;
+    if (lesson?.policy.source === 'server') return;
+    if (lesson?.part instanceof AdaptiveRate) {
+      lesson.part.cut(now);
+      return;
+    }
+    if (learned !== state) this.states.set(key, learned);
+    if (now - learned.struckAt > AIMD.STRIKE_MS) {
+      learned.struckAt = now;
+      learned.strikes = 0;
+    }
+    if (++learned.strikes < AIMD.STRIKES) return;
+    // The first cut halves the key's own rate. (The rate it was really sending at is not
+    // known any more: by the time its refusals are read, its own bucket may have refilled.)
+    const ratePerMs = peakPerMs * AIMD.CUT;
+    learned.lesson = {
+      part: new AdaptiveRate(ratePerMs, now),
+      policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
+      openedAt: Number.NEGATIVE_INFINITY,
+    };
   }
 
   /**
@@ -204,13 +297,27 @@ export class RateLimiter {
   }
 
   /**
-   * What `key`'s policy allows (capacity, limit, sustained rate), without creating state. With
-   * a policy function, it is asked again for keys without state.
+   * What `key`'s policy allows (capacity, limit, sustained rate), without creating state, and
+   * the policy it learned (`learned`), which counts in the tightest figures. With a policy
+   * function, it is asked again.
    */
   policyOf(key: string): PolicySummary {
     assertKey(key);
     const { capacity, limit, ratePerMs } = this.blueprintOf(key);
-    return { capacity, limit, ratePerMs };
+    const state = this.states.get(key);
+    const lesson = state instanceof Learned ? state.lesson : undefined;
+    if (lesson === undefined) return { capacity, limit, ratePerMs };
+    const { part } = lesson;
+    const learned: LearnedPolicy =
+      part instanceof AdaptiveRate
+        ? { limit: 1, windowMs: 1 / part.ratePerMs, source: 'rate' }
+        : lesson.policy;
+    return {
+      capacity: Math.min(capacity, part.capacity),
+      limit: Math.min(limit, learned.limit),
+      ratePerMs: Math.min(ratePerMs, learned.limit / learned.windowMs),
+      learned,
+    };
   }
 
   /** Forgets `key` (its state and any block), or every key when called without one. */
@@ -235,6 +342,82 @@ export class RateLimiter {
     const t = this.clock();
     if (t > this.latest) this.latest = t;
     return this.latest;
+  }
+
+  /** The state of `key`, made if it has none and there is room for it (`undefined` if not). */
+  private stateFor(key: string, now: number): Strategy | undefined {
+    let state = this.states.get(key);
+    if (state !== undefined) return state;
+    if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return undefined;
+    state = this.blueprintOf(key).create();
+    this.states.set(key, state);
+    this.noRestBefore = Number.NEGATIVE_INFINITY;
+    return state;
+  }
+
+  /**
+   * Makes `policy` the learned policy of `key` (unless it already is, from the same source) and
+   * returns it; `undefined` when there is no room for the key's state.
+   */
+  private adopt(
+    key: string,
+    now: number,
+    policy: Policy,
+    source: LearnedSource,
+  ): Lesson | undefined {
+    const state = this.stateFor(key, now);
+    if (state === undefined) return undefined;
+    const current = state instanceof Learned ? state.lesson : undefined;
+    if (
+      current !== undefined &&
+      current.policy.source === source &&
+      current.policy.limit === policy.limit &&
+      current.policy.windowMs === policy.windowMs
+    ) {
+      return current;
+    }
+    const resolved = resolvePolicy(policy, 'policy');
+    const part = strategyFor(resolved);
+    // The new policy starts with the permits in use now (in flight, or not refilled yet), as
+    // the policy it replaces counts them, or the key's own: learning never hands out credit.
+    const before = current?.part ?? (state instanceof Learned ? state.base : state);
+    const inUse = Math.ceil(before.capacity - before.level(now) - EPSILON);
+    if (inUse > 0) part.lowerRemaining(now, Math.max(0, resolved.capacity - inUse));
+    const lesson: Lesson = {
+      part,
+      policy: { limit: resolved.limit, windowMs: resolved.windowMs, source },
+      openedAt: Number.NEGATIVE_INFINITY,
+    };
+    this.teach(key, state, lesson, this.blueprintOf(key).peakPerMs);
+    return lesson;
+  }
+
+  private teach(key: string, state: Strategy, lesson: Lesson, peakPerMs: number): void {
+    if (state instanceof Learned) state.lesson = lesson;
+    else this.states.set(key, new Learned(state, lesson, peakPerMs));
+  }
+
+  /** Drops the learned policy of `key` (only one from `source`, when given). */
+  private forget(key: string, source: LearnedSource | undefined): void {
+    const state = this.states.get(key);
+    if (!(state instanceof Learned) || state.lesson === undefined) return;
+    if (source !== undefined && state.lesson.policy.source !== source) return;
+    // Unwrapped, the key pays nothing for learning again; a strike to remember keeps it.
+    if (state.struckAt === Number.NEGATIVE_INFINITY) this.states.set(key, state.base);
+    else state.lesson = undefined;
+    // The key may rest sooner without it.
+    this.noRestBefore = Number.NEGATIVE_INFINITY;
+  }
+
+  /** What the paced fetch said beyond the server's count (see `NOTE`). */
+  private heed(key: string, note: LearningNote): void {
+    if (note.probe !== undefined) {
+      const state = this.states.get(key);
+      const known = state instanceof Learned && state.lesson !== undefined;
+      if (!known) this.adopt(key, this.now(), note.probe, 'client');
+    }
+    if (note.unprobe === true) this.forget(key, 'client');
+    if (note.refused === true) this.refused(key);
   }
 
   private blueprint(key: string, cost: number): Blueprint {
@@ -340,16 +523,19 @@ function compile(input: PolicyInput, field: string): Blueprint {
     }
     const resolved = input.map((policy, index) => resolvePolicy(policy, `${field}[${index}]`));
     if (resolved.length === 1) return compile(input[0] as Policy, field);
+    const rates = resolved.map((policy) => policy.limit / policy.windowMs);
     return {
       create: () => new AllOf(resolved.map(strategyFor)),
       capacity: Math.min(...resolved.map((policy) => policy.capacity)),
       limit: Math.min(...resolved.map((policy) => policy.limit)),
-      ratePerMs: Math.min(...resolved.map((policy) => policy.limit / policy.windowMs)),
+      ratePerMs: Math.min(...rates),
+      peakPerMs: Math.max(...rates),
     };
   }
   const resolved = resolvePolicy(input as Policy, field);
   const { capacity, limit, windowMs } = resolved;
-  return { create: () => strategyFor(resolved), capacity, limit, ratePerMs: limit / windowMs };
+  const ratePerMs = limit / windowMs;
+  return { create: () => strategyFor(resolved), capacity, limit, ratePerMs, peakPerMs: ratePerMs };
 }
 
 /**
@@ -359,6 +545,11 @@ function compile(input: PolicyInput, field: string): Blueprint {
 export function summarizePolicy(input: PolicyInput, field: string): PolicySummary {
   const { capacity, limit, ratePerMs } = compile(input, field);
   return { capacity, limit, ratePerMs };
+}
+
+/** `limit` per `windowMs` as a server may advertise it: a positive integer per a positive span. */
+function isWindow(limit: number, windowMs: number): boolean {
+  return Number.isInteger(limit) && limit > 0 && Number.isFinite(windowMs) && windowMs > 0;
 }
 
 function resolverFor(policy: RateLimiterOptions['policy']): (key: string) => Blueprint {

@@ -2,6 +2,7 @@ import { assertFiniteNumber, assertPositiveInteger, describe } from '../core/val
 import type { PacerOptions } from '../pacer/options.js';
 import { createPacer } from '../pacer/pacer.js';
 import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
+import { adapterOf, heard, type LearnOptions, resolveLearn } from './adapt.js';
 import { parseRateLimitHeaders } from './ratelimit-headers.js';
 import { parseRetryAfter } from './retry-after.js';
 import { backoffMs, isRefusal, mayRetry, type RetryOptions, resolveRetry } from './retry-policy.js';
@@ -27,6 +28,13 @@ export interface PacedFetchOptions extends Partial<PacerOptions> {
   readonly retry?: RetryOptions | false;
   /** Read `RateLimit`/`X-RateLimit-*` headers to lower local credit. @default true */
   readonly readRateLimitHeaders?: boolean;
+  /**
+   * Learn the server's rate, not only its count: adopt the policy its headers advertise, and cut
+   * a learned rate on refusals without headers (AIMD); `{ probe: true }` also sends one request
+   * of a key at rest before the others. `false`: only lower credit. See `LearnOptions`.
+   * @default true
+   */
+  readonly learn?: boolean | LearnOptions;
   /** Wall-clock epoch ms, only for HTTP-dates in headers. @default Date.now */
   readonly wallClock?: () => number;
 }
@@ -85,6 +93,7 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     priority: priorityOf,
     retry: retryOptions,
     readRateLimitHeaders = true,
+    learn: learnOptions,
     wallClock = Date.now,
     ...pacerOptions
   } = options;
@@ -110,16 +119,16 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
   const pacer = shared ?? createPacer(pacerOptions as PacerOptions);
   const retry = resolveRetry(retryOptions);
   const send: FetchFunction = fetchImpl ?? ((request) => globalThis.fetch(request));
+  const { learning, probing } = resolveLearn(learnOptions);
 
-  /** After a response: learn the server's count, and block the key if it refused us. */
+  /** After a response: learn the server's count and rate; a refusal's Retry-After, if any. */
   function learn(key: string, response: Response): number | undefined {
     const now = wallClock();
-    if (readRateLimitHeaders) {
-      const quota = parseRateLimitHeaders(response.headers, now);
-      if (quota !== undefined) pacer.observe(key, quota);
-    }
-    if (!isRefusal(retry, response.status)) return undefined;
-    return parseRetryAfter(response.headers.get('retry-after'), now);
+    const quota = readRateLimitHeaders ? parseRateLimitHeaders(response.headers, now) : undefined;
+    if (!isRefusal(retry, response.status)) return heard(pacer, key, quota, false, learning);
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now);
+    heard(pacer, key, quota, retryAfterMs === undefined, learning);
+    return retryAfterMs;
   }
 
   async function pacedFetch(input: RequestInfo | URL, init?: PacingInit): Promise<Response> {
@@ -132,6 +141,7 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     const cost = pacing?.cost ?? costOf?.(request);
     const priority = pacing?.priority ?? priorityOf?.(request);
     const onProgress = pacing?.onProgress;
+    if (probing) adapterOf(pacer).calling(key); // a key at rest probes first (adapt.ts)
     for (let attempt = 0; ; attempt++) {
       // Fields spelled out, not `{ ...task, front }`: spread copies take a slow shape in V8.
       const options: ScheduleOptions = {

@@ -1,0 +1,237 @@
+import { describe, expect, it } from 'vitest';
+import { AIMD } from '../../src/core/learned.js';
+import { createRateLimiter, type Policy, type PolicyInput, perSecond } from '../../src/index.js';
+import { createManualClock } from '../../src/testing/index.js';
+
+function setup(policy: PolicyInput, maxKeys?: number) {
+  const clock = createManualClock();
+  const limiter = createRateLimiter({
+    policy,
+    clock: clock.now,
+    ...(maxKeys === undefined ? {} : { maxKeys }),
+  });
+  return { clock, limiter };
+}
+
+/** Takes permits of `key` until denied; how many it got. */
+function drain(limiter: ReturnType<typeof createRateLimiter>, key: string): number {
+  let taken = 0;
+  while (limiter.tryAcquire(key).allowed) taken++;
+  return taken;
+}
+
+describe('observe adopting the policy the server advertises', () => {
+  it('adds the server policy as a sliding log on top of the own one, the tighter deciding', () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    limiter.observe('api', { remaining: 20, limit: 20, windowMs: 1000 });
+    expect(limiter.policyOf('api')).toEqual({
+      capacity: 20,
+      limit: 20,
+      ratePerMs: 0.02,
+      learned: { limit: 20, windowMs: 1000, source: 'server' },
+    });
+    expect(drain(limiter, 'api')).toBe(20);
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 1000 });
+    clock.set(999);
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+    clock.set(1000);
+    expect(drain(limiter, 'api')).toBe(20);
+  });
+
+  it('never raises credit: a key learns with the permits it has in use', () => {
+    const { limiter } = setup(perSecond(1000));
+    for (let i = 0; i < 300; i++) limiter.tryAcquire('api');
+    // 300 requests are out; the first answer says 19 are left (it counted only itself).
+    limiter.observe('api', { remaining: 19, limit: 20, windowMs: 1000 });
+    expect(limiter.level('api')).toBe(0);
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+
+    const tight = setup(perSecond(10));
+    for (let i = 0; i < 7; i++) tight.limiter.tryAcquire('api');
+    tight.limiter.observe('api', { remaining: 100, limit: 100, windowMs: 60_000 });
+    // Its own policy still decides: 3 left, not 93.
+    expect(drain(tight.limiter, 'api')).toBe(3);
+  });
+
+  it('keeps its count while the server says the same policy, and replaces a changed one', () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    const policy = { limit: 5, windowMs: 1000 };
+    limiter.observe('api', { remaining: 5, ...policy });
+    expect(drain(limiter, 'api')).toBe(5);
+    // Stale answers (sent before the others) do not hand the window back.
+    limiter.observe('api', { remaining: 4, ...policy });
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+    // The server now says 10 per second: the 5 in use still count.
+    clock.set(500);
+    limiter.observe('api', { remaining: 5, limit: 10, windowMs: 1000 });
+    expect(limiter.policyOf('api').learned).toEqual({
+      limit: 10,
+      windowMs: 1000,
+      source: 'server',
+    });
+    expect(drain(limiter, 'api')).toBe(5);
+    clock.set(1500);
+    expect(drain(limiter, 'api')).toBe(10);
+  });
+
+  it('ends the block on `remaining: 0` one window after the answer that opened the window', () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    const policy = { limit: 20, windowMs: 1000 };
+    limiter.tryAcquire('api');
+    clock.set(5);
+    limiter.observe('api', { remaining: 19, resetMs: 1000, ...policy });
+    for (let i = 0; i < 19; i++) limiter.tryAcquire('api');
+    clock.set(30);
+    // The reset is in whole seconds: "1 s" from 30 ms would hold the key until 1030.
+    limiter.observe('api', { remaining: 0, resetMs: 1000, ...policy });
+    expect(limiter.blockedUntil('api')).toBe(1005);
+  });
+
+  it('trusts a reset sooner than the window (a fixed window) instead of counting a whole window', () => {
+    const { clock, limiter } = setup(perSecond(100));
+    limiter.tryAcquire('api');
+    limiter.observe('api', { remaining: 0, resetMs: 5000, limit: 3, windowMs: 60_000 });
+    expect(limiter.tryAcquire('api')).toMatchObject({ reason: 'blocked', retryAfterMs: 5000 });
+    clock.set(5000);
+    expect(drain(limiter, 'api')).toBe(2);
+  });
+
+  it('adopts nothing from a limit without its window, nor from a malformed policy', () => {
+    const { limiter } = setup(perSecond(100));
+    limiter.observe('a', { remaining: 50, limit: 60 });
+    limiter.observe('b', { remaining: 0, limit: 0, windowMs: 1000 });
+    limiter.observe('c', { remaining: 1, limit: 2, windowMs: Number.NaN });
+    for (const key of ['a', 'b', 'c']) expect(limiter.policyOf(key).learned).toBeUndefined();
+  });
+
+  it('drops the learned policy with the key at rest, or on learn(key, undefined) and reset', () => {
+    const { clock, limiter } = setup(perSecond(10));
+    limiter.observe('a', { remaining: 3, limit: 3, windowMs: 1000 });
+    limiter.tryAcquire('a');
+    expect(limiter.evictIdle()).toBe(0);
+    clock.set(1000);
+    expect(limiter.evictIdle()).toBe(1);
+    expect(limiter.policyOf('a').learned).toBeUndefined();
+    expect(drain(limiter, 'a')).toBe(10);
+
+    limiter.learn('b', { limit: 1, windowMs: 1000 });
+    expect(limiter.policyOf('b').learned?.source).toBe('client');
+    limiter.learn('b', undefined);
+    expect(limiter.policyOf('b').learned).toBeUndefined();
+    limiter.learn('c', { limit: 1, windowMs: 1000 });
+    limiter.reset('c');
+    expect(limiter.policyOf('c').learned).toBeUndefined();
+  });
+
+  it('counts a learned policy against maxKeys: no room, nothing learned', () => {
+    const { limiter } = setup(perSecond(10), 1);
+    limiter.tryAcquire('busy');
+    limiter.observe('new', { remaining: 5, limit: 5, windowMs: 1000 });
+    limiter.learn('new', { limit: 1, windowMs: 1000 });
+    expect(limiter.size).toBe(1);
+    expect(limiter.policyOf('new').learned).toBeUndefined();
+    // The busy key itself learns without taking a second slot.
+    limiter.observe('busy', { remaining: 5, limit: 5, windowMs: 1000 });
+    expect(limiter.size).toBe(1);
+    expect(limiter.policyOf('busy').learned?.limit).toBe(5);
+  });
+
+  it('charges a request bigger than the learned window all of it instead of waiting forever', () => {
+    const { clock, limiter } = setup(perSecond(100));
+    limiter.learn('a', { limit: 5, windowMs: 1000 });
+    expect(limiter.tryAcquire('a', 50).allowed).toBe(true);
+    expect(limiter.tryAcquire('a').allowed).toBe(false);
+    clock.set(1000);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+  });
+});
+
+describe('refused: AIMD for a server that says nothing of its policy', () => {
+  const strike = (limiter: ReturnType<typeof createRateLimiter>, key: string) => {
+    for (let i = 0; i < AIMD.STRIKES; i++) limiter.refused(key);
+  };
+
+  it('shrugs off a lone refusal or two (jitter), and learns a rate at the third in a second', () => {
+    const { clock, limiter } = setup(perSecond(100));
+    limiter.refused('a');
+    limiter.refused('a');
+    expect(limiter.policyOf('a').learned).toBeUndefined();
+    clock.set(AIMD.STRIKE_MS + 1);
+    limiter.refused('a');
+    expect(limiter.policyOf('a').learned).toBeUndefined();
+    strike(limiter, 'a');
+    expect(limiter.policyOf('a').learned).toEqual({ limit: 1, windowMs: 20, source: 'rate' });
+    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.05);
+  });
+
+  it('halves once per round of requests: refusals of requests sent before a cut are echoes', () => {
+    const { clock, limiter } = setup(perSecond(100));
+    strike(limiter, 'a');
+    limiter.refused('a');
+    limiter.refused('a');
+    expect(limiter.policyOf('a').learned?.windowMs).toBe(20);
+    clock.set(20);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    limiter.refused('a');
+    // Half of 50/s (a hair more: the permit raised it a little first).
+    expect(limiter.policyOf('a').learned?.windowMs).toBeCloseTo(40, 0);
+  });
+
+  it('paces one request at a time at the learned rate, and grows back linearly to its own', () => {
+    const { clock, limiter } = setup(perSecond(100));
+    strike(limiter, 'a');
+    expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, retryAfterMs: 20 });
+    let sent = 0;
+    while (limiter.policyOf('a').learned !== undefined) {
+      const decision = limiter.tryAcquire('a');
+      if (decision.allowed) sent++;
+      else clock.advance(decision.retryAfterMs);
+    }
+    // From 50/s back to 100/s: grows by 50/s over RECOVERY_MS of sending, about 75/s average.
+    expect(clock.now()).toBeGreaterThan(AIMD.RECOVERY_MS * 0.9);
+    expect(clock.now()).toBeLessThan(AIMD.RECOVERY_MS * 1.1);
+    expect(sent / (clock.now() / 1000)).toBeCloseTo(75, -1);
+    // Dropped at its own rate: bursts of its own policy again.
+    clock.advance(1000);
+    expect(drain(limiter, 'a')).toBe(100);
+  });
+
+  it('does not cut a policy the server advertised, and an advertised one replaces a rate', () => {
+    const { limiter } = setup(perSecond(100));
+    limiter.observe('a', { remaining: 10, limit: 10, windowMs: 1000 });
+    strike(limiter, 'a');
+    expect(limiter.policyOf('a').learned?.source).toBe('server');
+    strike(limiter, 'b');
+    limiter.observe('b', { remaining: 10, limit: 10, windowMs: 1000 });
+    expect(limiter.policyOf('b').learned).toEqual({
+      limit: 10,
+      windowMs: 1000,
+      source: 'server',
+    });
+  });
+
+  it('is brought down to one request per RECOVERY_MS by a server that refuses everything', () => {
+    const { clock, limiter } = setup(perSecond(10));
+    strike(limiter, 'a');
+    for (let i = 0; i < 40; i++) {
+      clock.advance(limiter.peek('a').retryAfterMs);
+      expect(limiter.tryAcquire('a').allowed).toBe(true);
+      limiter.refused('a');
+    }
+    expect(limiter.policyOf('a').learned?.windowMs).toBeCloseTo(AIMD.RECOVERY_MS, 0);
+  });
+});
+
+describe('keys that learn nothing', () => {
+  it('decide exactly as before: the same decisions as a limiter that never heard of learning', () => {
+    const policy: Policy = { limit: 5, windowMs: 1000, algorithm: 'gcra' };
+    const a = setup(policy);
+    const b = setup(policy);
+    a.limiter.observe('other', { remaining: 1, limit: 1, windowMs: 1000 });
+    for (let t = 0; t < 3000; t += 37) {
+      a.clock.set(t);
+      b.clock.set(t);
+      expect(a.limiter.tryAcquire('k')).toEqual(b.limiter.tryAcquire('k'));
+    }
+  });
+});

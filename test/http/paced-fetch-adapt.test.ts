@@ -1,0 +1,243 @@
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import { createManualClock, type ManualClock } from '../../src/testing/index.js';
+import { stampedFetch } from '../support/backends.js';
+import { drive } from '../support/flush.js';
+import { server } from '../support/msw.js';
+
+const ORIGIN = 'https://api.test';
+
+interface Hit {
+  readonly at: number;
+  readonly status: number;
+}
+
+/**
+ * express-rate-limit's MemoryStore: `limit` per `windowMs` per client, a window opening at the
+ * first hit after the last one ended, every hit counted (refused ones too). It answers with
+ * IETF draft-8 headers (`RateLimit: "fixed";r=19;t=1`, `RateLimit-Policy: "fixed";q=20;w=1`)
+ * or draft-7 ones, and `Retry-After` on its 429s; resets in whole seconds, rounded up.
+ */
+function fixedWindowBackend(clock: ManualClock, dialect: 'ietf' | 'draft-7') {
+  const limit = 20;
+  const windowMs = 1000;
+  const hits: Hit[] = [];
+  let count = 0;
+  let resetAt = Number.NEGATIVE_INFINITY;
+  const handler = http.get(`${ORIGIN}/*`, ({ request }) => {
+    const at = Number(request.headers.get('x-sent-at') ?? clock.now());
+    if (at >= resetAt) {
+      count = 0;
+      resetAt = at + windowMs;
+    }
+    count++;
+    const remaining = Math.max(0, limit - count);
+    const t = Math.ceil((resetAt - at) / 1000);
+    const headers: Record<string, string> =
+      dialect === 'ietf'
+        ? {
+            ratelimit: `"fixed";r=${remaining};t=${t}`,
+            'ratelimit-policy': `"fixed";q=${limit};w=${windowMs / 1000}`,
+          }
+        : {
+            ratelimit: `limit=${limit}, remaining=${remaining}, reset=${t}`,
+            'ratelimit-policy': `${limit};w=${windowMs / 1000}`,
+          };
+    const refused = count > limit;
+    hits.push({ at, status: refused ? 429 : 200 });
+    if (!refused) return HttpResponse.json({ ok: true }, { headers });
+    return new HttpResponse('Too Many Requests', {
+      status: 429,
+      headers: { ...headers, 'retry-after': String(t) },
+    });
+  });
+  return { handler, hits, refusals: () => hits.filter((hit) => hit.status === 429) };
+}
+
+/**
+ * nginx `limit_req rate=20r/s burst=5 nodelay`: a leaky bucket that answers a bare 429, with
+ * neither Retry-After nor RateLimit headers.
+ */
+function leakyBackend(clock: ManualClock) {
+  const ratePerMs = 20 / 1000;
+  const burst = 5;
+  const hits: Hit[] = [];
+  let excess: number | undefined;
+  let last = 0;
+  const handler = http.get(`${ORIGIN}/*`, ({ request }) => {
+    const at = Number(request.headers.get('x-sent-at') ?? clock.now());
+    const next = excess === undefined ? 0 : Math.max(0, excess - (at - last) * ratePerMs) + 1;
+    const refused = next > burst + 1e-9;
+    hits.push({ at, status: refused ? 429 : 200 });
+    if (refused) return new HttpResponse('Too Many Requests', { status: 429 });
+    excess = next;
+    last = at;
+    return HttpResponse.json({ ok: true });
+  });
+  return { handler, hits, refusals: () => hits.filter((hit) => hit.status === 429) };
+}
+
+/** 300 calls handed over at once, run on a manual clock until they all settled. */
+async function run300(
+  clock: ManualClock,
+  options: Omit<PacedFetchOptions, 'fetch' | 'clock'>,
+  endMs = 120_000,
+) {
+  const { fetch, sent } = stampedFetch(clock);
+  const pacedFetch = createPacedFetch({ ...options, fetch, clock });
+  const calls = Array.from({ length: 300 }, (_, i) => pacedFetch(`${ORIGIN}/n/${i}`));
+  await drive(clock, pacedFetch.pacer, endMs);
+  const responses = await Promise.all(calls);
+  return { pacedFetch, sent, statuses: responses.map((response) => response.status) };
+}
+
+/** Refusals per server window of 1 s (window index: floor(at / 1000)). */
+function perWindow(refusals: readonly Hit[]): Map<number, number> {
+  const windows = new Map<number, number>();
+  for (const { at } of refusals) {
+    const window = Math.floor(at / 1000);
+    windows.set(window, (windows.get(window) ?? 0) + 1);
+  }
+  return windows;
+}
+
+describe.each(['ietf', 'draft-7'] as const)(
+  'against a 20-per-second fixed window (%s)',
+  (dialect) => {
+    it('learns the limit from the first answer of a probe: no 429 at all, every window full', async () => {
+      const clock = createManualClock();
+      const backend = fixedWindowBackend(clock, dialect);
+      server.use(backend.handler);
+      const { pacedFetch, sent, statuses } = await run300(clock, {
+        limits: { limit: 1000, windowMs: 1000 },
+        learn: { probe: true },
+      });
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      expect(backend.refusals()).toEqual([]);
+      // The ideal schedule: 20 at 0 ms, 20 at 1000 ms, ... the last at 14 s.
+      expect(sent.map((call) => call.at)).toEqual(
+        Array.from({ length: 300 }, (_, i) => Math.floor(i / 20) * 1000),
+      );
+      expect(pacedFetch.pacer.inspect(ORIGIN)).toMatchObject({ limit: 20, capacity: 20 });
+    });
+
+    it('without a probe, earns 429s only for the burst sent before the first answer', async () => {
+      const clock = createManualClock();
+      const backend = fixedWindowBackend(clock, dialect);
+      server.use(backend.handler);
+      const { statuses } = await run300(clock, { limits: { limit: 1000, windowMs: 1000 } });
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      // 300 went at once; the server took 20. After that first window, not one refusal.
+      expect([...perWindow(backend.refusals())]).toEqual([[0, 280]]);
+      expect(Math.max(...backend.hits.map((hit) => hit.at))).toBe(14_000);
+    });
+
+    it('configured to the limit with a token bucket, earns no 429 and fills every window', async () => {
+      const clock = createManualClock();
+      const backend = fixedWindowBackend(clock, dialect);
+      server.use(backend.handler);
+      const { pacedFetch, sent, statuses } = await run300(clock, {
+        limits: { limit: 20, windowMs: 1000 },
+      });
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      expect(backend.refusals()).toEqual([]);
+      expect(sent.map((call) => call.at)).toEqual(
+        Array.from({ length: 300 }, (_, i) => Math.floor(i / 20) * 1000),
+      );
+      expect(pacedFetch.pacer.inspect(ORIGIN)).toMatchObject({ limit: 20, capacity: 20 });
+    });
+
+    it('with learn: false, keeps earning refusals every window (the headers only lower credit)', async () => {
+      const clock = createManualClock();
+      const backend = fixedWindowBackend(clock, dialect);
+      server.use(backend.handler);
+      const { pacedFetch, statuses } = await run300(clock, {
+        limits: { limit: 1000, windowMs: 1000 },
+        learn: false,
+      });
+      expect(perWindow(backend.refusals()).size).toBeGreaterThan(1);
+      expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+      expect(pacedFetch.pacer.inspect(ORIGIN).limit).toBe(1000);
+    });
+  },
+);
+
+describe('against a leaky bucket that answers a bare 429 (nginx limit_req)', () => {
+  it('learns a rate by AIMD: every call succeeds, the refusals after the first burst are few', async () => {
+    const clock = createManualClock();
+    const backend = leakyBackend(clock);
+    server.use(backend.handler);
+    const { statuses } = await run300(clock, {
+      limits: { limit: 1000, windowMs: 1000 },
+      retry: { random: () => 0.5 },
+    });
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    const refusals = backend.refusals();
+    const burst = refusals.filter((hit) => hit.at === 0).length;
+    // The first 300 go at once: the bucket takes 6 (1 + burst 5).
+    expect(burst).toBe(294);
+    // Then one refusal per cut, from 1000/s: 500, 250, 125, 62.5, 31.25, 15.6/s (accepted),
+    // and while growing back above 20/s the sawtooth refuses about one request per cycle (each
+    // cycle is 2.5 s or more of sending). One at a time: the rate halves at the first, and the
+    // backoff holds the key for at least half a second.
+    const later = refusals.filter((hit) => hit.at > 0);
+    expect(later.length).toBeGreaterThanOrEqual(6);
+    expect(later.length).toBeLessThanOrEqual(6 + 10);
+    for (let i = 1; i < later.length; i++) {
+      expect((later[i] as Hit).at - (later[i - 1] as Hit).at).toBeGreaterThanOrEqual(500);
+    }
+    const done = Math.max(...backend.hits.map((hit) => hit.at));
+    expect(done).toBeLessThan(40_000);
+  });
+
+  it('does not learn a rate from an isolated refusal: a right policy keeps its pace', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get(`${ORIGIN}/*`, () => {
+        hits++;
+        return hits === 50
+          ? new HttpResponse(null, { status: 429 })
+          : HttpResponse.json({ ok: true });
+      }),
+    );
+    const { pacedFetch, statuses } = await run300(clock, {
+      limits: { limit: 20, windowMs: 1000 },
+      retry: { random: () => 0.5 },
+    });
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(pacedFetch.pacer.inspect(ORIGIN).limit).toBe(20);
+    expect(pacedFetch.pacer.inspect(ORIGIN).capacity).toBe(20);
+  });
+});
+
+describe('learn option', () => {
+  it('rejects what is neither a boolean nor { probe }', () => {
+    expect(() =>
+      createPacedFetch({ limits: { limit: 1, windowMs: 1 }, learn: 'yes' as never }),
+    ).toThrow(/`learn`/);
+    expect(() =>
+      createPacedFetch({ limits: { limit: 1, windowMs: 1 }, learn: { probe: 1 as never } }),
+    ).toThrow(/`learn`/);
+  });
+
+  it('probes one request of a key at rest, and not again while the key is busy', async () => {
+    const clock = createManualClock();
+    let answers = 0;
+    server.use(http.get(`${ORIGIN}/*`, () => HttpResponse.json({ answer: ++answers })));
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 5, windowMs: 1000 },
+      learn: { probe: true },
+      fetch,
+      clock,
+    });
+    const calls = Array.from({ length: 7 }, (_, i) => pacedFetch(`${ORIGIN}/n/${i}`));
+    expect(sent).toHaveLength(1);
+    await drive(clock, pacedFetch.pacer, 5000);
+    await Promise.all(calls);
+    // The probe's answer (no headers) ends the probe: its own policy paces the rest.
+    expect(sent.map((call) => call.at)).toEqual([0, 0, 0, 0, 0, 200, 400]);
+  });
+});
