@@ -71,7 +71,32 @@ export class Scheduler {
    * mode a task waits only for a slot; its rate is decided when its turn comes.
    */
   protected waitOf(mode: ResolvedPacerOptions['mode']): (key: string, cost: number) => number {
-    return mode === 'queue' ? (key, cost) => this.limiter.peek(key, cost).retryAfterMs : () => 0;
+    return mode === 'queue' ? (key, cost) => this.permitWait(key, cost) : () => 0;
+  }
+
+  /**
+   * ms until `cost` permits of `key` exist, to the µs. A Decision's `retryAfterMs` is whole ms
+   * (rounded up), so a timer set to it would start each task up to 1 ms after its permit, and
+   * that lateness is what pacing accuracy measures. Where the key's level and rate (or its
+   * block) tell the moment within that last ms, the head is due then. Only a refinement: a
+   * moment outside the last whole ms is not trusted (a window algorithm's level is no token
+   * count, and with several policies another one may bind), and the whole ms stands.
+   */
+  private permitWait(key: string, cost: number): number {
+    const decision = this.limiter.peek(key, cost);
+    const whole = decision.retryAfterMs;
+    if (decision.allowed || whole === 0) return 0;
+    let exact: number;
+    if (decision.reason === 'rate') {
+      exact = (cost - this.limiter.level(key)) / this.limiter.policyOf(key).ratePerMs;
+    } else if (decision.reason === 'blocked') {
+      exact = (this.limiter.blockedUntil(key) ?? Number.NaN) - this.now();
+    } else {
+      return whole;
+    }
+    if (!(exact > whole - 1 && exact <= whole)) return whole;
+    // Up to the next µs: a float a hair short of the permit would wake the pacer too early.
+    return Math.ceil(exact * 1_000 - 1e-6) / 1_000;
   }
 
   schedule<T>(run: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
