@@ -1,4 +1,4 @@
-import { assertPositiveFinite, assertPositiveInteger, describe } from './validate.js';
+import { assertPositiveFinite, assertPositiveInteger, describe, fail } from './validate.js';
 
 /** How a policy counts. See the README for the trade-offs of each. */
 export type Algorithm = 'token-bucket' | 'sliding-log' | 'sliding-window' | 'fixed-window' | 'gcra';
@@ -44,8 +44,10 @@ export interface ResolvedPolicy {
   readonly capacity: number;
 }
 
-const BURSTABLE: ReadonlySet<Algorithm> = new Set(['token-bucket', 'gcra']);
+/** The algorithms that take a `burst`; the others count whole windows. */
+const BURSTABLE: readonly Algorithm[] = ['token-bucket', 'gcra'];
 
+// `@__PURE__`: a bundler may then drop the helpers an app does not use.
 function per(windowMs: number) {
   return (limit: number, options: PolicyOptions = {}): Policy => {
     const policy: Policy = { limit, windowMs, ...options };
@@ -55,13 +57,13 @@ function per(windowMs: number) {
 }
 
 /** `limit` per second. `perSecond(10, { burst: 20 })` */
-export const perSecond = per(1_000);
+export const perSecond = /* @__PURE__ */ per(1_000);
 /** `limit` per minute. */
-export const perMinute = per(60_000);
+export const perMinute = /* @__PURE__ */ per(60_000);
 /** `limit` per hour. */
-export const perHour = per(3_600_000);
+export const perHour = /* @__PURE__ */ per(3_600_000);
 /** `limit` per day (24 h of the monotonic ticker, not calendar days). */
-export const perDay = per(86_400_000);
+export const perDay = /* @__PURE__ */ per(86_400_000);
 
 /**
  * Validates a policy and fills in its defaults. Throws a `RangeError` for a number out of range
@@ -70,8 +72,11 @@ export const perDay = per(86_400_000);
  */
 export function resolvePolicy(policy: Policy, field = ''): ResolvedPolicy {
   if (typeof policy !== 'object' || policy === null || Array.isArray(policy)) {
-    throw new TypeError(
-      `[fetch-pacer] Expected \`${field || 'policy'}\` to be a policy such as \`perSecond(10)\` or \`{ limit, windowMs }\`, got ${describe(policy)}`,
+    fail(
+      field || 'policy',
+      'a policy such as `perSecond(10)` or `{ limit, windowMs }`',
+      policy,
+      TypeError,
     );
   }
   const name = (key: string) => (field ? `${field}.${key}` : key);
@@ -79,12 +84,10 @@ export function resolvePolicy(policy: Policy, field = ''): ResolvedPolicy {
   assertPositiveInteger(name('limit'), limit);
   assertPositiveFinite(name('windowMs'), windowMs);
   if (!ALGORITHMS.includes(algorithm)) {
-    throw new TypeError(
-      `[fetch-pacer] Expected \`${name('algorithm')}\` to be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}, got ${describe(algorithm)}`,
-    );
+    fail(name('algorithm'), `one of '${ALGORITHMS.join("', '")}'`, algorithm, TypeError);
   }
   if (burst !== undefined) {
-    if (!BURSTABLE.has(algorithm)) {
+    if (!BURSTABLE.includes(algorithm)) {
       throw new TypeError(
         `[fetch-pacer] \`${name('burst')}\` applies only to 'token-bucket' and 'gcra', got ${describe(burst)} with algorithm '${algorithm}' (its burst is its limit)`,
       );

@@ -11,9 +11,19 @@ export function describe(value: unknown): string {
   return `a value of type ${typeof value}`;
 }
 
-function fail(field: string, expected: string, value: unknown): never {
-  const message = `[fetch-pacer] Expected \`${field}\` to be ${expected}, got ${describe(value)}`;
-  throw typeof value === 'number' ? new RangeError(message) : new TypeError(message);
+/**
+ * Throws "[fetch-pacer] Expected \`field\` to be <expected>, got <value>": the one message
+ * scaffold of every option check. By default a number is out of range (`RangeError`) and
+ * anything else is of the wrong type (`TypeError`); a field that is not numeric at all passes
+ * `TypeError`, so that `random: 5` is a wrong type, not a number out of range.
+ */
+export function fail(
+  field: string,
+  expected: string,
+  value: unknown,
+  type: ErrorConstructor = typeof value === 'number' ? RangeError : TypeError,
+): never {
+  throw new type(`[fetch-pacer] Expected \`${field}\` to be ${expected}, got ${describe(value)}`);
 }
 
 export function assertPositiveInteger(field: string, value: unknown): asserts value is number {
@@ -35,14 +45,12 @@ export function assertFiniteNumber(field: string, value: unknown): asserts value
 }
 
 export function assertKey(value: unknown): asserts value is string {
-  if (typeof value !== 'string') {
-    // Always a TypeError: a number here is the wrong type, not a number out of range.
-    throw new TypeError(`[fetch-pacer] Expected \`key\` to be a string, got ${describe(value)}`);
-  }
+  // Always a TypeError: a number here is the wrong type, not a number out of range.
+  if (typeof value !== 'string') fail('key', 'a string', value, TypeError);
 }
 
 /** Infinity is allowed and means "no bound". */
 export function assertBound(field: string, value: unknown): asserts value is number {
-  if (value === Number.POSITIVE_INFINITY) return;
+  if (value === Infinity) return;
   assertPositiveInteger(field, value);
 }

@@ -4,8 +4,8 @@
  */
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const LONG_DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const DAYS = LONG_DAYS.map((day) => day.slice(0, 3));
 
 // Fixed-width like the grammar; the names are matched loosely here and looked up exactly
 // below, because HTTP-date is case-sensitive (`sun, 06 nov 1994 ... gmt` is not one).
@@ -15,8 +15,6 @@ const IMF_FIXDATE = /^([A-Za-z]{3}), (\d\d) ([A-Za-z]{3}) (\d{4}) (\d\d):(\d\d):
 const RFC850_DATE = /^([A-Za-z]{6,9}), (\d\d)-([A-Za-z]{3})-(\d\d) (\d\d):(\d\d):(\d\d) GMT$/;
 /** Obsolete asctime: `Sun Nov  6 08:49:37 1994` (a one-digit day is padded with a space). */
 const ASCTIME_DATE = /^([A-Za-z]{3}) ([A-Za-z]{3}) ( \d|\d\d) (\d\d):(\d\d):(\d\d) (\d{4})$/;
-
-const DAY_MS = 86_400_000;
 
 /**
  * Parses an HTTP-date in any of its three forms (a recipient must accept all three) into
@@ -75,32 +73,12 @@ function toEpochMs(
   ssText: string | undefined,
 ): number | undefined {
   const month = MONTHS.indexOf(monthName ?? '');
-  const date = Number(dateText);
   const [hh, mm, ss] = [Number(hhText), Number(mmText), Number(ssText)];
-  if (weekday < 0 || month < 0) return undefined;
-  if (date < 1 || date > daysInMonth(year, month)) return undefined;
+  // Not Date.UTC: it maps the years 0-99 to 1900-1999. A day the month does not have rolls
+  // over into the next month, which is how `31 Feb` (or day 00) is caught.
+  const day = new Date(0);
+  day.setUTCFullYear(year, month, Number(dateText));
+  if (month < 0 || day.getUTCMonth() !== month || day.getUTCDay() !== weekday) return undefined;
   if (hh > 23 || mm > 59 || ss > 60) return undefined;
-  const days = daysFromCivil(year, month + 1, date);
-  // 1970-01-01 was a Thursday (4).
-  if ((((days + 4) % 7) + 7) % 7 !== weekday) return undefined;
-  return days * DAY_MS + ((hh * 60 + mm) * 60 + ss) * 1000;
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 1) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month] ?? 0;
-}
-
-/**
- * Days since 1970-01-01 of a proleptic Gregorian date (month 1-12), by Howard Hinnant's
- * `days_from_civil`. `Date.UTC` would do, except that it maps years 0-99 to 1900-1999.
- */
-function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yearOfEra = y - era * 400;
-  const dayOfYear = Math.floor((153 * ((month + 9) % 12) + 2) / 5) + day - 1;
-  const dayOfEra =
-    yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
-  return era * 146_097 + dayOfEra - 719_468;
+  return day.getTime() + ((hh * 60 + mm) * 60 + ss) * 1000;
 }

@@ -87,33 +87,32 @@ interface ServiceLimit {
 }
 
 function fromIetf(headers: Headers): ServerQuotaReport | undefined {
-  const members = parseList(headers.get('ratelimit') ?? '') ?? [];
   let chosen: ServiceLimit | undefined;
-  for (const member of members) {
+  for (const member of listOf(headers, 'ratelimit')) {
     const name = member.kind === 'item' ? nameOf(member.value) : undefined;
-    const r = member.params.get('r');
-    if (name === undefined || r?.type !== 'integer') continue;
-    const t = member.params.get('t');
+    const r = integerOf(member.params.get('r'));
+    if (name === undefined || r === undefined) continue;
+    const t = integerOf(member.params.get('t'));
     const candidate: ServiceLimit = {
       name,
-      remaining: Math.max(0, r.value),
-      resetMs: t?.type === 'integer' ? toDelayMs(t.value * 1000) : undefined,
+      remaining: Math.max(0, r),
+      resetMs: t === undefined ? undefined : toDelayMs(t * 1000),
       pk: bytesOf(member.params.get('pk')),
     };
     if (chosen === undefined || moreRestrictive(candidate, chosen)) chosen = candidate;
   }
   if (chosen === undefined) return undefined;
-  const target = chosen;
-  const policies = (parseList(headers.get('ratelimit-policy') ?? '') ?? []).filter(
-    (p): p is Item => p.kind === 'item' && nameOf(p.value) === target.name,
+  const { name, remaining, resetMs, pk } = chosen;
+  const policies = listOf(headers, 'ratelimit-policy').filter(
+    (p): p is Item => p.kind === 'item' && nameOf(p.value) === name,
   );
-  const policy = policies.find((p) => bytesOf(p.params.get('pk')) === target.pk) ?? policies[0];
+  const policy = policies.find((p) => bytesOf(p.params.get('pk')) === pk) ?? policies[0];
   return report('ietf', {
-    remaining: target.remaining,
-    resetMs: target.resetMs,
-    limit: nonNegativeInteger(policy?.params.get('q')),
+    remaining,
+    resetMs,
+    limit: nonNegative(integerOf(policy?.params.get('q'))),
     windowMs: windowMsOf(policy),
-    policy: target.name,
+    policy: name,
   });
 }
 
@@ -132,7 +131,7 @@ function fromDraft7(headers: Headers): ServerQuotaReport | undefined {
     remaining: Math.max(0, remaining),
     resetMs: reset === undefined ? undefined : toDelayMs(reset * 1000),
     limit,
-    windowMs: windowForQuota(parseList(headers.get('ratelimit-policy') ?? ''), limit),
+    windowMs: windowForQuota(listOf(headers, 'ratelimit-policy'), limit),
   });
 }
 
@@ -140,15 +139,14 @@ function fromDraft6(headers: Headers, nowEpochMs: number): ServerQuotaReport | u
   const remaining = integerMember(parseItem(headers.get('ratelimit-remaining') ?? ''));
   if (remaining === undefined) return undefined;
   // Drafts up to -02 put the policies in RateLimit-Limit after the expiring limit.
-  const limits = parseList(headers.get('ratelimit-limit') ?? '') ?? [];
+  const limits = listOf(headers, 'ratelimit-limit');
   const limit = nonNegative(integerMember(limits[0]));
   const reset = integerMember(parseItem(headers.get('ratelimit-reset') ?? ''));
-  const policies = [...limits, ...(parseList(headers.get('ratelimit-policy') ?? '') ?? [])];
   return report('draft-6', {
     remaining: Math.max(0, remaining),
     resetMs: reset === undefined ? undefined : resetToDelayMs(reset * 1000, nowEpochMs),
     limit,
-    windowMs: windowForQuota(policies, limit),
+    windowMs: windowForQuota([...limits, ...listOf(headers, 'ratelimit-policy')], limit),
   });
 }
 
@@ -159,13 +157,18 @@ function fromXRateLimit(headers: Headers, nowEpochMs: number): ServerQuotaReport
     count(headers.get('x-ratelimit-remaining')) ??
     (limit !== undefined && used !== undefined ? limit - used : undefined);
   if (remaining === undefined) return undefined;
-  const resource = headers.get('x-ratelimit-resource')?.trim();
   return report('x-ratelimit', {
     remaining: Math.max(0, remaining),
     resetMs: legacyReset(headers.get('x-ratelimit-reset'), nowEpochMs),
     limit,
-    policy: resource === '' ? undefined : resource,
+    // An empty resource names nothing: `|| undefined` drops it.
+    policy: headers.get('x-ratelimit-resource')?.trim() || undefined,
   });
+}
+
+/** A header's List members: none when it is missing or malformed (ignored whole). */
+function listOf(headers: Headers, name: string): Member[] {
+  return parseList(headers.get(name) ?? '') ?? [];
 }
 
 /** Digits with an optional minus sign, at most 15 so every count is an exact integer. */
@@ -191,41 +194,38 @@ function bytesOf(item: BareItem | undefined): string | undefined {
   return item?.type === 'bytes' ? item.value : undefined;
 }
 
+function integerOf(item: BareItem | undefined): number | undefined {
+  return item?.type === 'integer' ? item.value : undefined;
+}
+
 function integerMember(member: Member | undefined): number | undefined {
-  return member?.kind === 'item' && member.value.type === 'integer'
-    ? member.value.value
-    : undefined;
+  return member?.kind === 'item' ? integerOf(member.value) : undefined;
 }
 
 function nonNegative(n: number | undefined): number | undefined {
   return n !== undefined && n >= 0 ? n : undefined;
 }
 
-function nonNegativeInteger(item: BareItem | undefined): number | undefined {
-  return item?.type === 'integer' && item.value >= 0 ? item.value : undefined;
-}
-
 /** `w` is a positive number of seconds; 0 or less means no usable window. */
 function windowMsOf(item: Item | undefined): number | undefined {
-  const w = nonNegativeInteger(item?.params.get('w'));
-  return w === undefined || w === 0 ? undefined : w * 1000;
+  const w = integerOf(item?.params.get('w'));
+  return w !== undefined && w > 0 ? w * 1000 : undefined;
 }
 
 /** The window of the draft-6/7 policy whose quota is the reported limit. */
 function windowForQuota(
-  policies: readonly Member[] | undefined,
+  policies: readonly Member[],
   limit: number | undefined,
 ): number | undefined {
   if (limit === undefined) return undefined;
-  for (const policy of policies ?? []) {
-    if (policy.kind !== 'item' || integerMember(policy) !== limit) continue;
-    const windowMs = windowMsOf(policy);
+  for (const policy of policies) {
+    const windowMs = integerMember(policy) === limit ? windowMsOf(policy as Item) : undefined;
     if (windowMs !== undefined) return windowMs;
   }
   return undefined;
 }
 
-/** Builds the report without `undefined`-valued keys (exactOptionalPropertyTypes). */
+/** The report without its `undefined` fields (exactOptionalPropertyTypes). */
 function report(
   source: RateLimitHeaderSource,
   fields: {
@@ -236,12 +236,6 @@ function report(
     policy?: string | undefined;
   },
 ): ServerQuotaReport {
-  return {
-    remaining: fields.remaining,
-    ...(fields.resetMs === undefined ? {} : { resetMs: fields.resetMs }),
-    ...(fields.limit === undefined ? {} : { limit: fields.limit }),
-    ...(fields.windowMs === undefined ? {} : { windowMs: fields.windowMs }),
-    ...(fields.policy === undefined ? {} : { policy: fields.policy }),
-    source,
-  };
+  const entries = Object.entries({ ...fields, source });
+  return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as never;
 }

@@ -1,4 +1,4 @@
-import { assertPositiveFinite, describe } from '../core/validate.js';
+import { assertPositiveFinite, fail } from '../core/validate.js';
 
 /** When and how a paced fetch retries a response the server refused. */
 export interface RetryOptions {
@@ -42,9 +42,7 @@ const IDEMPOTENT = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'];
 export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedRetry {
   if (retry === false) return resolveRetry({ limit: 0 });
   if (retry !== undefined && (typeof retry !== 'object' || retry === null)) {
-    throw new TypeError(
-      `[fetch-pacer] Expected \`retry\` to be an object or false, got ${describe(retry)}`,
-    );
+    fail('retry', 'an object or false', retry, TypeError);
   }
   const {
     limit = 2,
@@ -56,14 +54,11 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
     random = Math.random,
   } = retry ?? {};
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0) {
-    throw new RangeError(
-      `[fetch-pacer] Expected \`retry.limit\` to be an integer >= 0, got ${describe(limit)}`,
-    );
+    fail('retry.limit', 'an integer >= 0', limit);
   }
-  if (typeof maxRetryAfterMs !== 'number' || Number.isNaN(maxRetryAfterMs) || maxRetryAfterMs < 0) {
-    throw new RangeError(
-      `[fetch-pacer] Expected \`retry.maxRetryAfterMs\` to be a number of ms >= 0, got ${describe(maxRetryAfterMs)}`,
-    );
+  // `!(x >= 0)` is also true for NaN.
+  if (typeof maxRetryAfterMs !== 'number' || !(maxRetryAfterMs >= 0)) {
+    fail('retry.maxRetryAfterMs', 'a number of ms >= 0', maxRetryAfterMs);
   }
   assertPositiveFinite('retry.backoffMs', backoffMs);
   assertPositiveFinite('retry.maxBackoffMs', maxBackoffMs);
@@ -71,20 +66,12 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
     !Array.isArray(statuses) ||
     !statuses.every((s) => Number.isInteger(s) && s >= 400 && s < 600)
   ) {
-    throw new TypeError(
-      `[fetch-pacer] Expected \`retry.statuses\` to be a list of 4xx/5xx statuses, got ${describe(statuses)}`,
-    );
+    fail('retry.statuses', 'a list of 4xx/5xx statuses', statuses, TypeError);
   }
   if (!Array.isArray(methods) || !methods.every((m) => typeof m === 'string')) {
-    throw new TypeError(
-      `[fetch-pacer] Expected \`retry.methods\` to be a list of method names, got ${describe(methods)}`,
-    );
+    fail('retry.methods', 'a list of method names', methods, TypeError);
   }
-  if (typeof random !== 'function') {
-    throw new TypeError(
-      `[fetch-pacer] Expected \`retry.random\` to be a function, got ${describe(random)}`,
-    );
-  }
+  if (typeof random !== 'function') fail('retry.random', 'a function', random, TypeError);
   return {
     limit,
     maxRetryAfterMs,

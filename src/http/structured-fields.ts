@@ -2,10 +2,13 @@
  * Structured Field Values (RFC 8941, and the two bare-item types its successor RFC 9651 adds)
  * for the RateLimit headers: Lists, Dictionaries and Items with Parameters.
  *
- * It follows the RFC's parsing algorithms step for step and is all-or-nothing: any syntax
- * error rejects the whole field (RFC 8941 §4.2), which is what the RateLimit drafts ask of a
- * client ("Malformed RateLimit header fields MUST be ignored"). Internal only: it is not part
- * of the package's public API.
+ * All-or-nothing, as the RFC's parsing algorithms are: any syntax error rejects the whole field
+ * (RFC 8941 §4.2), which is what the RateLimit drafts ask of a client ("Malformed RateLimit
+ * header fields MUST be ignored"). The structure (members, inner lists, parameters, commas,
+ * spaces) follows those algorithms step for step; each bare item is one match of a regular
+ * expression written from the RFC's rules for it, so a malformed item fails the match, or
+ * leaves a character that no structure accepts next. Internal only: it is not part of the
+ * package's public API.
  */
 
 /** A bare item. Byte sequences stay as the base64 text that was sent: we only compare them. */
@@ -43,9 +46,9 @@ export type Member = Item | InnerList;
 export function parseList(input: string): Member[] | undefined {
   return parseField(input, (c) => {
     const members: Member[] = [];
-    while (!c.done()) {
-      members.push(parseMember(c));
-      if (!c.nextInCollection()) break;
+    while (c.i < c.s.length) {
+      members.push(member(c));
+      take(c, NEXT_MEMBER);
     }
     return members;
   });
@@ -60,15 +63,10 @@ export function parseList(input: string): Member[] | undefined {
 export function parseDictionary(input: string): Map<string, Member> | undefined {
   return parseField(input, (c) => {
     const members = new Map<string, Member>();
-    while (!c.done()) {
-      const key = parseKey(c);
-      if (c.peek() === '=') {
-        c.take();
-        members.set(key, parseMember(c));
-      } else {
-        members.set(key, { kind: 'item', value: TRUE, params: parseParameters(c) });
-      }
-      if (!c.nextInCollection()) break;
+    while (c.i < c.s.length) {
+      const [, key = '', equals] = take(c, DICTIONARY_KEY);
+      members.set(key, equals ? member(c) : { kind: 'item', value: TRUE, params: parameters(c) });
+      take(c, NEXT_MEMBER);
     }
     return members;
   });
@@ -80,217 +78,122 @@ export function parseDictionary(input: string): Map<string, Member> | undefined 
  * @example parseItem('60')?.value // { type: 'integer', value: 60 }
  */
 export function parseItem(input: string): Item | undefined {
-  return parseField(input, parseItemAt);
+  return parseField(input, item);
 }
+
+/**
+ * One bare item (RFC 8941 §4.2.3.1); the group that matched says which type. Every rule reads
+ * printable ASCII only, so a field with anything else (RFC 8941 §4.2 step 1) fails here.
+ */
+const BARE_ITEM = new RegExp(
+  [
+    // 1. Decimal (§4.2.4): at most 12 integer and 3 fraction digits, so every value is exact.
+    /(-?\d{1,12}\.\d{1,3})/,
+    // 2. Integer (§4.2.4): at most 15 digits. A longer number leaves a digit or dot behind.
+    /(-?\d{1,15})/,
+    // 3. String (§4.2.5): printable ASCII, with `\"` and `\\` the only escapes.
+    /"((?:[ !#-[\]-~]|\\["\\])*)"/,
+    // 4. Token (§4.2.6).
+    /([A-Za-z*][\w!#$%&'*+.^`|~:/-]*)/,
+    // 5. Byte Sequence (§4.2.7), kept as its base64 text.
+    /:([A-Za-z\d+/=]*):/,
+    // 6. Boolean (§4.2.8).
+    /\?([01])/,
+    // 7. Date (RFC 9651 §4.2.9): `@` and an integer of Unix seconds.
+    /@(-?\d{1,15})/,
+    // 8. Display String (RFC 9651 §4.2.10): `%"` printable ASCII with `%xx` (lowercase hex)
+    //    UTF-8 escapes; the UTF-8 is checked when it is decoded.
+    /%"((?:[ !#$&-~]|%[\da-f]{2})*)"/,
+  ]
+    .map((rule) => rule.source)
+    .join('|'),
+  'y',
+);
+
+const KEY = '[a-z*][a-z\\d_.*-]*';
+/** `;`, optional spaces, a parameter's key, and `=` when a value follows (§4.2.3.2). */
+const PARAMETER_KEY = new RegExp(`; *(${KEY})(=?)`, 'y');
+/** A dictionary member's key, and `=` when a value follows (§4.2.2). */
+const DICTIONARY_KEY = new RegExp(`(${KEY})(=?)`, 'y');
+/** After a member (§4.2.1): the end, or a comma that another member follows. */
+const NEXT_MEMBER = /[ \t]*(?:$|,[ \t]*(?!$))/y;
+const SPACES = / */y;
+/** Trailing spaces, then nothing (§4.2 steps 7-8). */
+const END = / *$/y;
+/** After an inner list's item (§4.2.1.2): a space or its closing parenthesis. */
+const IN_INNER_LIST = /(?=[ )])/y;
 
 const TRUE: BareItem = { type: 'boolean', value: true };
 
-/** Thrown inside the parser only; the exported functions turn it into `undefined`. */
-class SyntaxFailure extends Error {}
-
-function fail(): never {
-  throw new SyntaxFailure();
+/** Where a parse stands in the field. */
+interface Cursor {
+  readonly s: string;
+  i: number;
 }
 
-class Cursor {
-  private i = 0;
-  constructor(private readonly s: string) {}
-  done(): boolean {
-    return this.i >= this.s.length;
-  }
-  /** The next character, or '' at the end (which matches no character class below). */
-  peek(): string {
-    return this.s.charAt(this.i);
-  }
-  take(): string {
-    if (this.done()) fail();
-    return this.s.charAt(this.i++);
-  }
-  skip(chars: string): void {
-    while (!this.done() && chars.includes(this.peek())) this.i++;
-  }
-  /** After a member: true if a `,` and another member follow, false at the end (§4.2.1). */
-  nextInCollection(): boolean {
-    this.skip(' \t');
-    if (this.done()) return false;
-    if (this.take() !== ',') fail();
-    this.skip(' \t');
-    if (this.done()) fail(); // a trailing comma
-    return true;
-  }
+/** Matches `rule` (sticky) at the cursor and moves past it; throws when it does not match. */
+function take(c: Cursor, rule: RegExp): RegExpExecArray {
+  rule.lastIndex = c.i;
+  const match = rule.exec(c.s);
+  if (match === null) throw new SyntaxError('malformed structured field');
+  c.i = rule.lastIndex;
+  return match;
 }
 
 function parseField<T>(input: string, parse: (c: Cursor) => T): T | undefined {
-  // Field values are ASCII (RFC 8941 §4.2 step 1); anything else is not a structured field.
-  if (!/^[\x20-\x7e\t]*$/.test(input)) return undefined;
-  const c = new Cursor(input);
+  const c: Cursor = { s: input, i: 0 };
   try {
-    c.skip(' ');
+    take(c, SPACES);
     const value = parse(c);
-    c.skip(' ');
-    return c.done() ? value : undefined;
-  } catch (error) {
-    if (error instanceof SyntaxFailure) return undefined;
-    throw error;
+    take(c, END);
+    return value;
+  } catch {
+    // Nothing here throws but a syntax error: `take`'s, or decodeURIComponent's URIError.
+    return undefined;
   }
 }
 
-function parseMember(c: Cursor): Member {
-  return c.peek() === '(' ? parseInnerList(c) : parseItemAt(c);
+function member(c: Cursor): Member {
+  return c.s[c.i] === '(' ? innerList(c) : item(c);
 }
 
-function parseInnerList(c: Cursor): InnerList {
-  c.take(); // '('
+function innerList(c: Cursor): InnerList {
+  c.i++; // '('
   const items: Item[] = [];
   for (;;) {
-    c.skip(' ');
-    if (c.peek() === ')') {
-      c.take();
-      return { kind: 'inner-list', items, params: parseParameters(c) };
+    take(c, SPACES);
+    if (c.s[c.i] === ')') {
+      c.i++;
+      return { kind: 'inner-list', items, params: parameters(c) };
     }
-    items.push(parseItemAt(c));
-    if (c.peek() !== ' ' && c.peek() !== ')') fail(); // also fails at the end: unclosed
+    items.push(item(c));
+    take(c, IN_INNER_LIST); // also fails at the end: unclosed
   }
 }
 
-function parseItemAt(c: Cursor): Item {
-  const value = parseBareItem(c);
-  return { kind: 'item', value, params: parseParameters(c) };
+function item(c: Cursor): Item {
+  return { kind: 'item', value: bareItem(c), params: parameters(c) };
 }
 
-function parseParameters(c: Cursor): Parameters {
+function parameters(c: Cursor): Parameters {
   const params = new Map<string, BareItem>();
-  while (c.peek() === ';') {
-    c.take();
-    c.skip(' ');
-    const key = parseKey(c);
-    let value = TRUE;
-    if (c.peek() === '=') {
-      c.take();
-      value = parseBareItem(c);
-    }
-    params.set(key, value);
+  while (c.s[c.i] === ';') {
+    const [, key = '', equals] = take(c, PARAMETER_KEY);
+    params.set(key, equals ? bareItem(c) : TRUE);
   }
   return params;
 }
 
-function parseKey(c: Cursor): string {
-  if (!/[a-z*]/.test(c.peek())) fail();
-  let key = c.take();
-  while (/[a-z0-9_\-.*]/.test(c.peek())) key += c.take();
-  return key;
-}
-
-function parseBareItem(c: Cursor): BareItem {
-  const first = c.peek();
-  if (first === '-' || /[0-9]/.test(first)) return parseNumber(c);
-  if (first === '"') return { type: 'string', value: parseString(c) };
-  if (first === '*' || /[A-Za-z]/.test(first)) return { type: 'token', value: parseToken(c) };
-  if (first === ':') return { type: 'bytes', value: parseByteSequence(c) };
-  if (first === '?') return parseBoolean(c);
-  if (first === '@') return parseDate(c);
-  if (first === '%') return { type: 'display-string', value: parseDisplayString(c) };
-  return fail();
-}
-
-/** §4.2.4: at most 15 integer digits, or 12 + 3 for a decimal, so every value is exact. */
-function parseNumber(c: Cursor): BareItem {
-  let sign = 1;
-  if (c.peek() === '-') {
-    c.take();
-    sign = -1;
-  }
-  if (!/[0-9]/.test(c.peek())) fail();
-  let text = '';
-  let decimal = false;
-  for (;;) {
-    const ch = c.peek();
-    if (/[0-9]/.test(ch)) {
-      text += c.take();
-    } else if (ch === '.' && !decimal) {
-      if (text.length > 12) fail();
-      text += c.take();
-      decimal = true;
-    } else {
-      break;
-    }
-    if (!decimal && text.length > 15) fail();
-    if (decimal && text.length > 16) fail();
-  }
-  if (!decimal) return { type: 'integer', value: sign * Number(text) + 0 }; // + 0: no -0
-  if (text.endsWith('.') || text.length - text.indexOf('.') - 1 > 3) fail();
-  return { type: 'decimal', value: sign * Number(text) + 0 };
-}
-
-function parseString(c: Cursor): string {
-  c.take(); // '"'
-  let out = '';
-  for (;;) {
-    const ch = c.take(); // fails at the end: unterminated
-    if (ch === '"') return out;
-    if (ch === '\\') {
-      const escaped = c.take();
-      if (escaped !== '"' && escaped !== '\\') fail();
-      out += escaped;
-    } else {
-      if (ch === '\t') fail(); // the only non-printable the ASCII check lets through
-      out += ch;
-    }
-  }
-}
-
-function parseToken(c: Cursor): string {
-  let out = c.take();
-  while (/[A-Za-z0-9!#$%&'*+\-.^_`|~:/]/.test(c.peek())) out += c.take();
-  return out;
-}
-
-function parseByteSequence(c: Cursor): string {
-  c.take(); // ':'
-  let out = '';
-  for (;;) {
-    const ch = c.take(); // fails at the end: unterminated
-    if (ch === ':') return out;
-    if (!/[A-Za-z0-9+/=]/.test(ch)) fail();
-    out += ch;
-  }
-}
-
-function parseBoolean(c: Cursor): BareItem {
-  c.take(); // '?'
-  const ch = c.take();
-  if (ch !== '0' && ch !== '1') fail();
-  return { type: 'boolean', value: ch === '1' };
-}
-
-/** RFC 9651 §4.2.9: `@` and an integer of Unix seconds. */
-function parseDate(c: Cursor): BareItem {
-  c.take(); // '@'
-  const n = parseNumber(c);
-  if (n.type !== 'integer') fail();
-  return { type: 'date', value: n.value };
-}
-
-/** RFC 9651 §4.2.10: `%"` printable ASCII with `%xx` (lowercase hex) UTF-8 escapes. */
-function parseDisplayString(c: Cursor): string {
-  c.take(); // '%'
-  if (c.take() !== '"') fail();
-  const bytes: number[] = [];
-  for (;;) {
-    const ch = c.take(); // fails at the end: unterminated
-    if (ch === '"') break;
-    if (ch === '\t') fail();
-    if (ch === '%') {
-      const hex = c.take() + c.take();
-      if (!/^[0-9a-f]{2}$/.test(hex)) fail();
-      bytes.push(Number.parseInt(hex, 16));
-    } else {
-      bytes.push(ch.charCodeAt(0));
-    }
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(bytes));
-  } catch {
-    return fail();
-  }
+function bareItem(c: Cursor): BareItem {
+  const [, decimal, integer, string, token, bytes, boolean, date, display] = take(c, BARE_ITEM);
+  // `+ 0` turns -0 into 0.
+  if (decimal !== undefined) return { type: 'decimal', value: Number(decimal) + 0 };
+  if (integer !== undefined) return { type: 'integer', value: Number(integer) + 0 };
+  if (string !== undefined) return { type: 'string', value: string.replace(/\\(.)/g, '$1') };
+  if (token !== undefined) return { type: 'token', value: token };
+  if (bytes !== undefined) return { type: 'bytes', value: bytes };
+  if (boolean !== undefined) return { type: 'boolean', value: boolean === '1' };
+  if (date !== undefined) return { type: 'date', value: Number(date) + 0 };
+  // Throws a URIError on bytes that are not UTF-8, as a display string must fail then.
+  return { type: 'display-string', value: decodeURIComponent(display ?? '') };
 }

@@ -65,12 +65,17 @@ function rateLimitMessage(
   key: string | undefined,
   maxWaitMs: number | undefined,
 ): string {
-  const of = key === undefined ? '' : ` for key '${key}'`;
+  const of = forKey(key);
   const why = decision.reason === 'blocked' ? 'the server asked to wait' : decision.reason;
   if (maxWaitMs !== undefined) {
     return `[fetch-pacer] A task${of} would wait about ${decision.retryAfterMs} ms to start (${why}), more than \`maxWaitMs\` (${maxWaitMs}). Retry later, raise \`maxWaitMs\`, or lower the load.`;
   }
   return `[fetch-pacer] Rate limit reached${of} (${why ?? 'rate'}): retry in ${decision.retryAfterMs} ms, or use \`mode: 'queue'\` to wait for the permit.`;
+}
+
+/** ` for key 'k'`, to say which key in a message; nothing without one. */
+function forKey(key: string | undefined): string {
+  return key === undefined ? '' : ` for key '${key}'`;
 }
 
 export interface QueueFullErrorOptions {
@@ -87,9 +92,8 @@ export class QueueFullError extends PacerError {
 
   constructor(maxQueue: number, options: QueueFullErrorOptions = {}) {
     const { key, cause } = options;
-    const of = key === undefined ? '' : ` for key '${key}'`;
     super(
-      `[fetch-pacer] The queue is full (\`maxQueue\`: ${maxQueue}): a task${of} was not queued. Raise \`maxQueue\`, or produce tasks more slowly.`,
+      `[fetch-pacer] The queue is full (\`maxQueue\`: ${maxQueue}): a task${forKey(key)} was not queued. Raise \`maxQueue\`, or produce tasks more slowly.`,
       { cause },
     );
     this.maxQueue = maxQueue;

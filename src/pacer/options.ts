@@ -1,5 +1,5 @@
 import { type PolicyInput, type PolicyResolver, summarizePolicy } from '../core/limiter.js';
-import { assertBound, describe } from '../core/validate.js';
+import { assertBound, fail } from '../core/validate.js';
 import { realClock } from './real-clock.js';
 import type { Store } from './store-contract.js';
 
@@ -91,39 +91,25 @@ const MODES: readonly PacerMode[] = ['queue', 'reject'];
 
 export function resolvePacerOptions(options: PacerOptions): ResolvedPacerOptions {
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError(
-      `[fetch-pacer] Expected pacer options \`{ limits }\`, got ${describe(options)}`,
-    );
+    fail('options', 'pacer options `{ limits }`', options, TypeError);
   }
   const {
     limits,
     mode = 'queue',
-    maxQueue = Number.POSITIVE_INFINITY,
-    maxWaitMs = Number.POSITIVE_INFINITY,
-    concurrency = Number.POSITIVE_INFINITY,
-    maxKeys = Number.POSITIVE_INFINITY,
+    maxQueue = Infinity,
+    maxWaitMs = Infinity,
+    concurrency = Infinity,
+    maxKeys = Infinity,
     clock = realClock,
     store,
   } = options;
-  if (limits === undefined) {
-    throw new TypeError(
-      '[fetch-pacer] Expected `limits` to be a policy such as `perSecond(10)`, got `undefined`',
-    );
-  }
+  if (limits === undefined) fail('limits', 'a policy such as `perSecond(10)`', limits);
   // A static policy is checked now, naming `limits`; a resolver's answers are checked per key.
   if (typeof limits !== 'function') summarizePolicy(limits, 'limits');
-  if (!MODES.includes(mode)) {
-    throw new TypeError(
-      `[fetch-pacer] Expected \`mode\` to be 'queue' or 'reject', got ${describe(mode)}`,
-    );
-  }
+  if (!MODES.includes(mode)) fail('mode', "'queue' or 'reject'", mode, TypeError);
   assertCount('maxQueue', maxQueue);
-  if (
-    typeof maxWaitMs !== 'number' ||
-    Number.isNaN(maxWaitMs) ||
-    maxWaitMs < 0 ||
-    maxWaitMs === Number.NEGATIVE_INFINITY
-  ) {
+  // `!(x >= 0)` is also true for NaN.
+  if (typeof maxWaitMs !== 'number' || !(maxWaitMs >= 0)) {
     fail('maxWaitMs', 'a number of ms >= 0 (or Infinity)', maxWaitMs);
   }
   assertBound('concurrency', concurrency);
@@ -133,13 +119,8 @@ export function resolvePacerOptions(options: PacerOptions): ResolvedPacerOptions
   return { limits, mode, maxQueue, maxWaitMs, concurrency, maxKeys, clock, store };
 }
 
-function fail(field: string, expected: string, value: unknown): never {
-  const message = `[fetch-pacer] Expected \`${field}\` to be ${expected}, got ${describe(value)}`;
-  throw typeof value === 'number' ? new RangeError(message) : new TypeError(message);
-}
-
 function assertCount(field: string, value: unknown): void {
-  if (value === Number.POSITIVE_INFINITY) return;
+  if (value === Infinity) return;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     fail(field, 'an integer >= 0 (or Infinity)', value);
   }
@@ -152,8 +133,8 @@ function assertClock(clock: unknown): asserts clock is PacerClock {
     clock !== null &&
     methods.every((name) => typeof (clock as Record<string, unknown>)[name] === 'function');
   if (!ok) {
-    throw new TypeError(
-      `[fetch-pacer] Expected \`clock\` to have \`now()\`, \`setTimeout()\` and \`clearTimeout()\` (a ManualClock works), got ${describe(clock)}`,
-    );
+    const expected =
+      'an object with `now()`, `setTimeout()` and `clearTimeout()`, such as a ManualClock';
+    fail('clock', expected, clock, TypeError);
   }
 }

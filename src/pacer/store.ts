@@ -9,23 +9,25 @@ import type { PacerSnapshot } from './types.js';
  * keys is unchanged (the pacer caches the sorted array).
  */
 export class SnapshotStore {
-  private snapshot: PacerSnapshot;
+  readonly #read: () => PacerSnapshot;
+  #snapshot: PacerSnapshot;
   /** The snapshot listeners last heard of; a change made visible by `current()` still notifies. */
-  private notified: PacerSnapshot;
-  private readonly listeners = new Set<() => void>();
-  private notifying = false;
-  private again = false;
+  #notified: PacerSnapshot;
+  readonly #listeners = new Set<() => void>();
+  #notifying = false;
+  #again = false;
 
   /** @param read the live fields, as a fresh object each call (it may be frozen and kept). */
-  constructor(private readonly read: () => PacerSnapshot) {
-    this.snapshot = Object.freeze(read());
-    this.notified = this.snapshot;
+  constructor(read: () => PacerSnapshot) {
+    this.#read = read;
+    this.#snapshot = Object.freeze(read());
+    this.#notified = this.#snapshot;
   }
 
   /** The snapshot of the state now: the same object while nothing changed. */
   current(): PacerSnapshot {
-    const live = this.read();
-    const last = this.snapshot;
+    const live = this.#read();
+    const last = this.#snapshot;
     if (
       live.queued !== last.queued ||
       live.inFlight !== last.inFlight ||
@@ -35,9 +37,9 @@ export class SnapshotStore {
       live.paused !== last.paused ||
       live.disposed !== last.disposed
     ) {
-      this.snapshot = Object.freeze(live);
+      this.#snapshot = Object.freeze(live);
     }
-    return this.snapshot;
+    return this.#snapshot;
   }
 
   subscribe(listener: () => void): () => void {
@@ -46,9 +48,9 @@ export class SnapshotStore {
     }
     // A wrapper per call, so the same function subscribed twice needs two unsubscribes.
     const entry = () => listener();
-    this.listeners.add(entry);
+    this.#listeners.add(entry);
     return () => {
-      this.listeners.delete(entry);
+      this.#listeners.delete(entry);
     };
   }
 
@@ -58,28 +60,28 @@ export class SnapshotStore {
    */
   publish(): void {
     // Nobody to tell: build nothing; `current()` catches up when someone asks.
-    if (this.listeners.size === 0) return;
-    if (this.notifying) {
-      this.again = true;
+    if (this.#listeners.size === 0) return;
+    if (this.#notifying) {
+      this.#again = true;
       return;
     }
-    this.notifying = true;
+    this.#notifying = true;
     try {
       do {
-        this.again = false;
+        this.#again = false;
         const snapshot = this.current();
-        if (snapshot === this.notified) break;
-        this.notified = snapshot;
-        for (const listener of [...this.listeners]) {
+        if (snapshot === this.#notified) break;
+        this.#notified = snapshot;
+        for (const listener of [...this.#listeners]) {
           try {
             listener();
           } catch (error) {
             report(error);
           }
         }
-      } while (this.again);
+      } while (this.#again);
     } finally {
-      this.notifying = false;
+      this.#notifying = false;
     }
   }
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, type Policy, perSecond } from '../../src/index.js';
+import {
+  createRateLimiter,
+  createStrategy,
+  Gcra,
+  type Policy,
+  perSecond,
+  TokenBucket,
+} from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 function limiterAt(policy: Policy) {
@@ -57,6 +64,12 @@ describe('gcra', () => {
     ] as const) {
       expect(gcra.at(t, cost)).toEqual(bucket.at(t, cost));
     }
+  });
+
+  it('is the token bucket itself in memory: the same class, so the same decisions', () => {
+    expect(Gcra).toBe(TokenBucket);
+    const state = createStrategy({ limit: 5, windowMs: 1000, algorithm: 'gcra' });
+    expect(state).toBeInstanceOf(TokenBucket);
   });
 
   it('reports the time until the bucket is full again as resetMs', () => {

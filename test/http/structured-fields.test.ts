@@ -45,6 +45,7 @@ describe('parseItem: bare items (RFC 8941 §4.2.4-§4.2.8, RFC 9651 §4.2.9-§4.
     ['@1659578233', 'date:1659578233'],
     ['%"f%c3%bc%c3%bc"', 'display-string:füü'],
     ['%"plain"', 'display-string:plain'],
+    ['%"%ef%bb%bfbom"', 'display-string:\ufeffbom'],
     ['  60  ', 'integer:60'],
   ])('reads %j as %s', (input, expected) => {
     const item = parseItem(input);

@@ -7,35 +7,37 @@ import type { Strategy } from './strategy.js';
  */
 export class AllOf implements Strategy {
   readonly capacity: number;
+  readonly #parts: readonly Strategy[];
 
-  constructor(private readonly parts: readonly Strategy[]) {
+  constructor(parts: readonly Strategy[]) {
+    this.#parts = parts;
     this.capacity = Math.min(...parts.map((part) => part.capacity));
   }
 
   tryAcquire(now: number, cost: number): Decision {
     const verdict = this.peek(now, cost);
     if (!verdict.allowed) return verdict;
-    return combine(this.parts.map((part) => part.tryAcquire(now, cost)));
+    return combine(this.#parts.map((part) => part.tryAcquire(now, cost)));
   }
 
   peek(now: number, cost: number): Decision {
-    return combine(this.parts.map((part) => part.peek(now, cost)));
+    return combine(this.#parts.map((part) => part.peek(now, cost)));
   }
 
   level(now: number): number {
-    return Math.min(...this.parts.map((part) => part.level(now)));
+    return Math.min(...this.#parts.map((part) => part.level(now)));
   }
 
   isAtRest(now: number): boolean {
-    return this.parts.every((part) => part.isAtRest(now));
+    return this.#parts.every((part) => part.isAtRest(now));
   }
 
   restsAt(now: number): number {
-    return Math.max(...this.parts.map((part) => part.restsAt(now)));
+    return Math.max(...this.#parts.map((part) => part.restsAt(now)));
   }
 
   lowerRemaining(now: number, remaining: number): void {
-    for (const part of this.parts) part.lowerRemaining(now, remaining);
+    for (const part of this.#parts) part.lowerRemaining(now, remaining);
   }
 }
 

@@ -8,9 +8,9 @@ import { type Admits, type Strategy, settleRetry } from './strategy.js';
  * (`limit` at the end of one window, `limit` again at the start of the next).
  */
 export class FixedWindow implements Strategy, Admits {
-  /** Index of the window `count` belongs to. */
-  private window = Number.NEGATIVE_INFINITY;
-  private count = 0;
+  /** Index of the window `#count` belongs to. */
+  #window = -Infinity;
+  #count = 0;
 
   constructor(readonly policy: ResolvedPolicy) {}
 
@@ -21,62 +21,61 @@ export class FixedWindow implements Strategy, Admits {
   /** The window `now` falls in; never one before the state's own (time does not run back). */
   private windowAt(now: number): number {
     const index = Math.floor(now / this.policy.windowMs);
-    return index > this.window ? index : this.window;
+    return index > this.#window ? index : this.#window;
   }
 
-  private usedAt(now: number): number {
-    return this.windowAt(now) === this.window ? this.count : 0;
+  private usedIn(window: number): number {
+    return window === this.#window ? this.#count : 0;
   }
 
   level(now: number): number {
-    return this.policy.limit - this.usedAt(now);
+    return this.policy.limit - this.usedIn(this.windowAt(now));
   }
 
   fits(at: number, cost: number): boolean {
-    return this.usedAt(at) + cost <= this.policy.limit;
+    return this.usedIn(this.windowAt(at)) + cost <= this.policy.limit;
   }
 
   tryAcquire(now: number, cost: number): Decision {
-    const window = this.windowAt(now);
-    const used = window === this.window ? this.count : 0;
-    const { limit, windowMs } = this.policy;
-    if (used + cost > limit) return this.denial(now, cost, window, used);
-    this.window = window;
-    this.count = used + cost;
-    return allow(limit - this.count, wholeMs((window + 1) * windowMs - now), limit);
+    return this.decide(now, cost, true);
   }
 
   peek(now: number, cost: number): Decision {
-    const window = this.windowAt(now);
-    const used = window === this.window ? this.count : 0;
-    const { limit, windowMs } = this.policy;
-    if (used + cost > limit) return this.denial(now, cost, window, used);
-    return allow(limit - used - cost, wholeMs((window + 1) * windowMs - now), limit);
+    return this.decide(now, cost, false);
   }
 
-  private denial(now: number, cost: number, window: number, used: number): Decision {
+  /** `tryAcquire` when `take`, else `peek`: one decision, so the two cannot disagree. */
+  private decide(now: number, cost: number, take: boolean): Decision {
+    const window = this.windowAt(now);
+    const used = this.usedIn(window);
     const { limit, windowMs } = this.policy;
     const reset = (window + 1) * windowMs - now;
-    const retryAfterMs = settleRetry(this, now, cost, reset);
-    return deny('rate', retryAfterMs, limit - used, wholeMs(reset), limit);
+    if (used + cost > limit) {
+      const retryAfterMs = settleRetry(this, now, cost, reset);
+      return deny('rate', retryAfterMs, limit - used, wholeMs(reset), limit);
+    }
+    if (take) this.set(window, used + cost);
+    return allow(limit - used - cost, wholeMs(reset), limit);
+  }
+
+  private set(window: number, count: number): void {
+    this.#window = window;
+    this.#count = count;
   }
 
   isAtRest(now: number): boolean {
-    return this.usedAt(now) === 0;
+    return this.usedIn(this.windowAt(now)) === 0;
   }
 
   restsAt(now: number): number {
-    if (this.count === 0) return now;
-    const at = (this.window + 1) * this.policy.windowMs;
+    if (this.#count === 0) return now;
+    const at = (this.#window + 1) * this.policy.windowMs;
     return at > now ? at : now;
   }
 
   lowerRemaining(now: number, remaining: number): void {
     const window = this.windowAt(now);
-    const used = window === this.window ? this.count : 0;
     const target = this.policy.limit - remaining;
-    if (used >= target) return;
-    this.window = window;
-    this.count = target;
+    if (this.usedIn(window) < target) this.set(window, target);
   }
 }

@@ -7,31 +7,36 @@ import { type Admits, type Strategy, settleRetry } from './strategy.js';
  * each call, fractional credit kept. A new bucket is full. Two numbers of state.
  */
 export class TokenBucket implements Strategy, Admits {
-  /** Tokens at `stamp`. */
-  private tokens: number;
-  /** Ticker time `tokens` was counted at; -Infinity until the first permit is taken. */
-  private stamp = Number.NEGATIVE_INFINITY;
+  /** Tokens at `#stamp`. */
+  #tokens: number;
+  /** Ticker time `#tokens` was counted at; -Infinity until the first permit is taken. */
+  #stamp = -Infinity;
+
+  constructor(readonly policy: ResolvedPolicy) {
+    this.#tokens = policy.capacity;
+  }
 
   get capacity(): number {
     return this.policy.capacity;
   }
 
-  constructor(readonly policy: ResolvedPolicy) {
-    this.tokens = policy.capacity;
-  }
-
   private tokensAt(now: number): number {
-    const elapsed = now - this.stamp;
-    if (!(elapsed > 0)) return this.tokens;
+    const elapsed = now - this.#stamp;
+    if (!(elapsed > 0)) return this.#tokens;
     const { limit, windowMs, capacity } = this.policy;
-    const refilled = this.tokens + (elapsed * limit) / windowMs;
+    const refilled = this.#tokens + (elapsed * limit) / windowMs;
     return refilled < capacity ? refilled : capacity;
   }
 
-  /** ms until `tokens` grows back to capacity. */
-  private msToFull(tokens: number): number {
+  /** ms (a float) until `tokens` grows back to capacity. */
+  private toFull(tokens: number): number {
     const { limit, windowMs, capacity } = this.policy;
-    return wholeMs(((capacity - tokens) * windowMs) / limit);
+    return ((capacity - tokens) * windowMs) / limit;
+  }
+
+  private set(now: number, tokens: number): void {
+    this.#tokens = tokens;
+    if (now > this.#stamp) this.#stamp = now;
   }
 
   level(now: number): number {
@@ -43,25 +48,28 @@ export class TokenBucket implements Strategy, Admits {
   }
 
   tryAcquire(now: number, cost: number): Decision {
-    const tokens = this.tokensAt(now);
-    if (tokens < cost - EPSILON) return this.denial(now, cost, tokens);
-    const left = tokens - cost;
-    this.tokens = left;
-    if (now > this.stamp) this.stamp = now;
-    return allow(whole(left), this.msToFull(left), this.policy.limit);
+    return this.decide(now, cost, true);
   }
 
   peek(now: number, cost: number): Decision {
+    return this.decide(now, cost, false);
+  }
+
+  /** `tryAcquire` when `take`, else `peek`: one decision, so the two cannot disagree. */
+  private decide(now: number, cost: number, take: boolean): Decision {
     const tokens = this.tokensAt(now);
     if (tokens < cost - EPSILON) return this.denial(now, cost, tokens);
-    return allow(whole(tokens - cost), this.msToFull(tokens - cost), this.policy.limit);
+    const left = tokens - cost;
+    if (take) this.set(now, left);
+    return allow(whole(left), wholeMs(this.toFull(left)), this.policy.limit);
   }
 
   private denial(now: number, cost: number, tokens: number): Decision {
     const { limit, windowMs } = this.policy;
     const estimate = ((cost - tokens) * windowMs) / limit;
+    const resetMs = wholeMs(this.toFull(tokens));
     const retryAfterMs = settleRetry(this, now, cost, estimate);
-    return deny('rate', retryAfterMs, whole(tokens), this.msToFull(tokens), limit);
+    return deny('rate', retryAfterMs, whole(tokens), resetMs, limit);
   }
 
   isAtRest(now: number): boolean {
@@ -69,15 +77,11 @@ export class TokenBucket implements Strategy, Admits {
   }
 
   restsAt(now: number): number {
-    const tokens = this.tokensAt(now);
-    const { limit, windowMs, capacity } = this.policy;
-    return tokens >= capacity ? now : now + ((capacity - tokens) * windowMs) / limit;
+    return now + this.toFull(this.tokensAt(now));
   }
 
   lowerRemaining(now: number, remaining: number): void {
-    if (this.tokensAt(now) <= remaining) return;
-    this.tokens = remaining;
-    if (now > this.stamp) this.stamp = now;
+    if (this.tokensAt(now) > remaining) this.set(now, remaining);
   }
 }
 
