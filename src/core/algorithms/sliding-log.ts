@@ -11,13 +11,13 @@ const INITIAL_SLOTS = 8;
  * Float64Array ring buffer that grows on demand up to `limit` slots, never boxed.
  */
 export class SlidingLog implements Strategy, Admits {
-  #log: Float64Array;
+  private log: Float64Array;
   /** Slot of the oldest entry. */
-  #head = 0;
-  #count = 0;
+  private head = 0;
+  private count = 0;
 
   constructor(readonly policy: ResolvedPolicy) {
-    this.#log = new Float64Array(Math.min(policy.limit, INITIAL_SLOTS));
+    this.log = new Float64Array(Math.min(policy.limit, INITIAL_SLOTS));
   }
 
   get capacity(): number {
@@ -26,16 +26,16 @@ export class SlidingLog implements Strategy, Admits {
 
   /** The i-th entry, oldest first. */
   private entry(i: number): number {
-    const slot = this.#head + i;
-    const size = this.#log.length;
-    return this.#log[slot < size ? slot : slot - size] as number;
+    const slot = this.head + i;
+    const size = this.log.length;
+    return this.log[slot < size ? slot : slot - size] as number;
   }
 
   /** How many of the oldest entries are out of the window at `now` (a binary search). */
   private expiredAt(now: number): number {
     const edge = now - this.policy.windowMs;
     let low = 0;
-    let high = this.#count;
+    let high = this.count;
     while (low < high) {
       const mid = (low + high) >>> 1;
       if (this.entry(mid) <= edge) low = mid + 1;
@@ -44,78 +44,85 @@ export class SlidingLog implements Strategy, Admits {
     return low;
   }
 
+  private msToEmpty(now: number): number {
+    return this.count === 0 ? 0 : wholeMs(this.entry(this.count - 1) + this.policy.windowMs - now);
+  }
+
   level(now: number): number {
-    return this.policy.limit - this.#count + this.expiredAt(now);
+    return this.policy.limit - this.count + this.expiredAt(now);
   }
 
   fits(at: number, cost: number): boolean {
-    return this.#count - this.expiredAt(at) + cost <= this.policy.limit;
+    return this.count - this.expiredAt(at) + cost <= this.policy.limit;
   }
 
   tryAcquire(now: number, cost: number): Decision {
-    return this.decide(now, cost, true);
+    const expired = this.expiredAt(now);
+    const used = this.count - expired;
+    const { limit, windowMs } = this.policy;
+    if (used + cost > limit) return this.denial(now, cost, expired, used);
+    this.drop(expired);
+    this.append(now, cost);
+    return allow(limit - used - cost, wholeMs(windowMs), limit);
   }
 
   peek(now: number, cost: number): Decision {
-    return this.decide(now, cost, false);
-  }
-
-  /** `tryAcquire` when `take`, else `peek`: one decision, so the two cannot disagree. */
-  private decide(now: number, cost: number, take: boolean): Decision {
     const expired = this.expiredAt(now);
-    const used = this.#count - expired;
+    const used = this.count - expired;
     const { limit, windowMs } = this.policy;
     if (used + cost > limit) return this.denial(now, cost, expired, used);
-    if (take) this.append(now, expired, cost);
     return allow(limit - used - cost, wholeMs(windowMs), limit);
   }
 
   private denial(now: number, cost: number, expired: number, used: number): Decision {
     const { limit, windowMs } = this.policy;
     // The request fits once enough of the oldest live entries have left the window.
-    const estimate = this.entry(expired + used + cost - limit - 1) + windowMs - now;
-    const resetMs = wholeMs(this.restsAt(now) - now);
+    const mustLeave = used + cost - limit;
+    const estimate = this.entry(expired + mustLeave - 1) + windowMs - now;
     const retryAfterMs = settleRetry(this, now, cost, estimate);
-    return deny('rate', retryAfterMs, limit - used, resetMs, limit);
+    return deny('rate', retryAfterMs, limit - used, this.msToEmpty(now), limit);
   }
 
   isAtRest(now: number): boolean {
-    return this.expiredAt(now) === this.#count;
+    return this.count === 0 || this.expiredAt(now) === this.count;
   }
 
   restsAt(now: number): number {
-    if (this.#count === 0) return now;
-    const at = this.entry(this.#count - 1) + this.policy.windowMs;
+    if (this.count === 0) return now;
+    const at = this.entry(this.count - 1) + this.policy.windowMs;
     return at > now ? at : now;
   }
 
   lowerRemaining(now: number, remaining: number): void {
     const expired = this.expiredAt(now);
-    const missing = this.policy.limit - remaining - (this.#count - expired);
+    const missing = this.policy.limit - remaining - (this.count - expired);
+    if (missing <= 0) return;
     // Stand-in entries at `now` take the permits the server says are gone.
-    if (missing > 0) this.append(now, expired, missing);
+    this.drop(expired);
+    this.append(now, missing);
   }
 
-  /** Drops the `expired` oldest entries, then appends `n` entries at `now`. */
-  private append(now: number, expired: number, n: number): void {
-    if (expired > 0) {
-      this.#count -= expired;
-      this.#head = this.#count === 0 ? 0 : (this.#head + expired) % this.#log.length;
-    }
-    if (this.#count + n > this.#log.length) this.grow(this.#count + n);
-    const size = this.#log.length;
+  private drop(n: number): void {
+    if (n === 0) return;
+    this.count -= n;
+    this.head = this.count === 0 ? 0 : (this.head + n) % this.log.length;
+  }
+
+  private append(now: number, n: number): void {
+    if (this.count + n > this.log.length) this.grow(this.count + n);
+    const size = this.log.length;
     for (let i = 0; i < n; i++) {
-      const slot = this.#head + this.#count;
-      this.#log[slot < size ? slot : slot - size] = now;
-      this.#count++;
+      const slot = this.head + this.count;
+      this.log[slot < size ? slot : slot - size] = now;
+      this.count++;
     }
   }
 
   private grow(needed: number): void {
-    const size = Math.min(this.policy.limit, Math.max(needed, this.#log.length * 2));
+    const size = Math.min(this.policy.limit, Math.max(needed, this.log.length * 2));
     const next = new Float64Array(size);
-    for (let i = 0; i < this.#count; i++) next[i] = this.entry(i);
-    this.#log = next;
-    this.#head = 0;
+    for (let i = 0; i < this.count; i++) next[i] = this.entry(i);
+    this.log = next;
+    this.head = 0;
   }
 }

@@ -99,9 +99,8 @@ export class SlidingWindow implements Strategy, Admits {
           windowMs +
           Math.max(0, windowMs - ((limit - cost + 1) * windowMs) / current) -
           now;
-    const resetMs = wholeMs(this.restsAt(now) - now);
     const retryAfterMs = settleRetry(this, now, cost, estimate);
-    return deny('rate', retryAfterMs, limit - used, resetMs, limit);
+    return deny('rate', retryAfterMs, limit - used, wholeMs(this.restsAt(now) - now), limit);
   }
 
   /** Adds `n` permits to the counter of `window`, rolling the counters over to it first. */

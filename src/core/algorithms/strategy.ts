@@ -7,9 +7,10 @@ import type { Decision } from '../decision.js';
  * Time passed in must not decrease; `RateLimiter` guarantees it by clamping its ticker.
  * A denial never changes the state, and neither do `peek`, `isAtRest` and `restsAt`.
  *
- * The classes keep their state in `#private` fields, which minifiers shorten, but their helpers
- * are TypeScript `private` methods: a `#private` method gives every instance a brand slot, 8 B
- * more for each key's state.
+ * Bytes against speed, measured (V8 instruction counts per decision): the classes keep their
+ * state in `#private` fields, which minifiers shorten, except SlidingLog, whose allowed path ran
+ * 3% more instructions so; their helpers are TypeScript `private` methods, since a `#private`
+ * method gives every instance a brand slot, 8 B more for each key's state.
  */
 export interface Strategy {
   /** Most permits one request can ever take (a larger cost throws at the limiter). */

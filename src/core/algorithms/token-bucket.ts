@@ -67,9 +67,8 @@ export class TokenBucket implements Strategy, Admits {
   private denial(now: number, cost: number, tokens: number): Decision {
     const { limit, windowMs } = this.policy;
     const estimate = ((cost - tokens) * windowMs) / limit;
-    const resetMs = wholeMs(this.toFull(tokens));
     const retryAfterMs = settleRetry(this, now, cost, estimate);
-    return deny('rate', retryAfterMs, whole(tokens), resetMs, limit);
+    return deny('rate', retryAfterMs, whole(tokens), wholeMs(this.toFull(tokens)), limit);
   }
 
   isAtRest(now: number): boolean {
