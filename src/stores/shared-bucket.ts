@@ -6,14 +6,14 @@ import type { ResolvedPolicy } from '../core/policy.js';
 
 /**
  * One key's state in a shared store, as plain numbers that survive a structured clone (IndexedDB)
- * or a string (Redis): per policy a stamp and a value, as the core's TokenBucket and Gcra keep
- * them, plus a server block. Time is the store's shared clock, in ms.
+ * or a string (Redis): per policy a stamp and a value (tokens for a token bucket, ms of debt for
+ * GCRA; the core keeps both as its TokenBucket, which admits exactly what GCRA does), plus a
+ * server block. Time is the store's shared clock, in ms.
  *
  * Stamps are absolute (near 1.7e12 for an epoch-based clock) but every computation uses
  * differences of them and keeps the value small (tokens, or ms of debt ahead of the stamp):
  * an absolute GCRA arrival time would lose a few 1e-4 ms to rounding at each permit there, more
- * than the permits' tolerance. The same arithmetic, in the same order, as the core's classes:
- * the same decisions, property-tested.
+ * than the permits' tolerance. The decisions are the core's: property-tested against it.
  */
 export interface BucketState {
   /** Per policy, in the order of the limits: shared-clock ms of its last change. */
