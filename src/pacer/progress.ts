@@ -76,11 +76,9 @@ export class ProgressReports {
   }
 }
 
-/** The task is starting: its last report. */
-export function reportStarted(
-  task: Pick<Task, 'onProgress'> & { reported?: TaskProgress | undefined },
-): void {
-  if (task.onProgress !== undefined) tell(task, STARTED);
+/** A task is starting: the last report its listener gets (nothing to remember after it). */
+export function reportStarted(listener: ((progress: TaskProgress) => void) | undefined): void {
+  if (listener !== undefined) call(listener, STARTED);
 }
 
 const STARTED: TaskProgress = Object.freeze({ state: 'started' });
@@ -127,14 +125,16 @@ function same(a: TaskProgress | undefined, b: TaskProgress): boolean {
   return true;
 }
 
-/** A throwing listener is the app's bug, not the pacer's: report it and go on. */
-function tell(
-  task: Pick<Task, 'onProgress'> & { reported?: TaskProgress | undefined },
-  progress: TaskProgress,
-): void {
+/** Reports a change to a waiting task's listener, remembering it so it is told only once. */
+function tell(task: Task, progress: TaskProgress): void {
   task.reported = progress;
+  if (task.onProgress !== undefined) call(task.onProgress, progress);
+}
+
+/** A throwing listener is the app's bug, not the pacer's: report it and go on. */
+function call(listener: (progress: TaskProgress) => void, progress: TaskProgress): void {
   try {
-    task.onProgress?.(progress);
+    listener(progress);
   } catch (error) {
     reportListenerError(error);
   }

@@ -136,7 +136,7 @@ export class Scheduler {
     if (!decision.allowed) return undefined;
     this.admitted++;
     this.inFlight++;
-    if (options.onProgress !== undefined) reportStarted(options);
+    reportStarted(options.onProgress);
     let result: T | PromiseLike<T>;
     try {
       result = run();
@@ -362,13 +362,19 @@ export class Scheduler {
     task.state = 'running';
     // The signal has no say once the task runs (the task never sees it): drop the listener now.
     this.detach(task);
-    reportStarted(task);
+    reportStarted(task.onProgress);
     this.inFlight++;
     let result: unknown;
     try {
       result = task.run();
     } catch (error) {
-      result = Promise.reject(error);
+      this.finish(task, false, error);
+      return;
+    }
+    // As in `startNow`: a synchronous task is over when it returns, and so is its slot.
+    if (!isThenable(result)) {
+      this.finish(task, true, result);
+      return;
     }
     Promise.resolve(result).then(
       (value) => this.finish(task, true, value),

@@ -33,4 +33,13 @@ describe('when a queued task starts', () => {
       expect(at).toBeGreaterThanOrEqual((k * 1_000) / 7 - 1e-9);
     }
   });
+
+  it('frees the slot of a synchronous task when it returns, so the next starts in the same turn', () => {
+    const { clock, pacer, task, startsOf } = harness({ limits: perSecond(5), concurrency: 1 });
+    pacer.blockUntil('default', 1_000);
+    for (let i = 0; i < 3; i++) pacer.schedule(task(`t${i}`));
+    clock.advance(1_000); // synchronous: no promise callback runs in between
+    expect(startsOf()).toEqual([1_000, 1_000, 1_000]);
+    expect(pacer.getSnapshot()).toMatchObject({ queued: 0, inFlight: 0 });
+  });
 });
