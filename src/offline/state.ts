@@ -1,3 +1,4 @@
+import { IDLE_OUTBOX_SNAPSHOT } from './idle.js';
 import type { OutboxSnapshot } from './types.js';
 
 type Fields = { -readonly [K in keyof OutboxSnapshot]: OutboxSnapshot[K] };
@@ -8,20 +9,8 @@ type Fields = { -readonly [K in keyof OutboxSnapshot]: OutboxSnapshot[K] };
  * `useSyncExternalStore` compares snapshots by identity.
  */
 export class OutboxState {
-  private fields: Fields = {
-    ready: false,
-    pending: 0,
-    inFlight: 0,
-    flushing: false,
-    online: true,
-    nextAttemptAt: undefined,
-    lastError: undefined,
-    sent: 0,
-    rejected: 0,
-    dropped: 0,
-    closed: false,
-  };
-  private snapshot: OutboxSnapshot = Object.freeze({ ...this.fields });
+  private fields: Fields = { ...IDLE_OUTBOX_SNAPSHOT };
+  private snapshot: OutboxSnapshot = IDLE_OUTBOX_SNAPSHOT;
   private readonly listeners = new Set<() => void>();
 
   get current(): Readonly<Fields> {

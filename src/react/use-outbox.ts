@@ -1,24 +1,9 @@
-// Types only: the react entry carries none of the outbox's code (nor `idb`).
+// The idle snapshot and types only: the react entry carries none of the outbox's code (nor `idb`).
+import { IDLE_OUTBOX_SNAPSHOT } from '../offline/idle.js';
 import type { Outbox, OutboxSnapshot } from '../offline/types.js';
 import { useSelectedSnapshot } from './use-selected-snapshot.js';
 
-/**
- * What the server renders, and what hydration starts from: an outbox that has not read its
- * store yet (`ready: false`). Its entries live in the browser, so no server knows them.
- */
-export const IDLE_OUTBOX_SNAPSHOT: OutboxSnapshot = Object.freeze({
-  ready: false,
-  pending: 0,
-  inFlight: 0,
-  flushing: false,
-  online: true,
-  nextAttemptAt: undefined,
-  lastError: undefined,
-  sent: 0,
-  rejected: 0,
-  dropped: 0,
-  closed: false,
-});
+export { IDLE_OUTBOX_SNAPSHOT };
 
 const identity = <T>(value: T): T => value;
 
