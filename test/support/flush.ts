@@ -1,16 +1,9 @@
 import type { ManualClock } from '../../src/testing/index.js';
 
+import { settle as turn } from '../../src/testing/manual-clock.js';
+
 /** One macrotask turn: every pending promise callback runs first. Not a sleep: no time passes. */
-export function turn(): Promise<void> {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(undefined);
-  });
-}
+export { turn };
 
 /**
  * Lets async work (msw's interception, response handling) run until `condition` holds, without
