@@ -3,7 +3,7 @@ import type { PacerClock } from './options.js';
 /**
  * Below this many ms, Node's event loop is stepped with `setImmediate` instead of a timer.
  * Node keeps timers in whole ms of a loop time cached at the start of each turn, so a timer
- * fires up to ~1.7 ms early or late against `performance.now()` (measured on these machines),
+ * fires up to ~1.7 ms early against `performance.now()` (and late under load; measured here),
  * and any delay under 1 ms becomes 1 ms. The pacer, woken early, re-arms for the remainder: a
  * timer for that would land it up to a whole ms late. A few loop turns of `setImmediate` land
  * within a few µs, at the price of keeping the loop busy for at most this long.
