@@ -14,6 +14,24 @@ function viaQueuer(queuer, send) {
   return () => new Promise((resolve, reject) => queuer.addItem(() => send().then(resolve, reject)));
 }
 
+/** fetch-pacer knowing nothing of the limit, with and without learning: the same rows for both servers. */
+const GENEROUS = {
+  'fetch-pacer, generous': {
+    config: 'createPacedFetch({ limits: perSecond(1000) }): knows nothing of the limit',
+    make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000) }),
+  },
+  'fetch-pacer, generous, probe': {
+    config: 'createPacedFetch({ limits: perSecond(1000), learn: { probe: true } })',
+    make: (_send, pacedFetchOf) =>
+      pacedFetchOf({ limits: perSecond(1000), learn: { probe: true } }),
+  },
+  'fetch-pacer, generous, no learning': {
+    config:
+      'createPacedFetch({ limits: perSecond(1000), learn: false }): headers lower credit only',
+    make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000), learn: false }),
+  },
+};
+
 /**
  * Each library set to the server's published limit, the nearest way it can say it.
  * `make(send, pacedFetchOf)` returns a call that sends one request when the library lets it.
@@ -71,20 +89,7 @@ export const CONFIGS = {
       make: (send) =>
         viaQueuer(new AsyncQueuer((job) => job(), { concurrency: 1, wait: 50 }), send),
     },
-    'fetch-pacer, generous': {
-      config: 'createPacedFetch({ limits: perSecond(1000) }): knows nothing of the limit',
-      make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000) }),
-    },
-    'fetch-pacer, generous, probe': {
-      config: 'createPacedFetch({ limits: perSecond(1000), learn: { probe: true } })',
-      make: (_send, pacedFetchOf) =>
-        pacedFetchOf({ limits: perSecond(1000), learn: { probe: true } }),
-    },
-    'fetch-pacer, generous, no learning': {
-      config:
-        'createPacedFetch({ limits: perSecond(1000), learn: false }): headers lower credit only',
-      make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000), learn: false }),
-    },
+    ...GENEROUS,
     'fetch-pacer, no learning': {
       config: 'createPacedFetch({ limits: perSecond(20, { burst: 5 }), learn: false })',
       make: (_send, pacedFetchOf) =>
@@ -137,20 +142,7 @@ export const CONFIGS = {
       make: (send) =>
         viaQueuer(new AsyncQueuer((job) => job(), { concurrency: 1, wait: 50 }), send),
     },
-    'fetch-pacer, generous': {
-      config: 'createPacedFetch({ limits: perSecond(1000) }): knows nothing of the limit',
-      make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000) }),
-    },
-    'fetch-pacer, generous, probe': {
-      config: 'createPacedFetch({ limits: perSecond(1000), learn: { probe: true } })',
-      make: (_send, pacedFetchOf) =>
-        pacedFetchOf({ limits: perSecond(1000), learn: { probe: true } }),
-    },
-    'fetch-pacer, generous, no learning': {
-      config:
-        'createPacedFetch({ limits: perSecond(1000), learn: false }): headers lower credit only',
-      make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(1000), learn: false }),
-    },
+    ...GENEROUS,
     'fetch-pacer, no learning': {
       config: 'createPacedFetch({ limits: perSecond(20), learn: false })',
       make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(20), learn: false }),
