@@ -14,6 +14,7 @@ import {
 import { type Policy, resolvePolicy } from './policy.js';
 import {
   assertBound,
+  assertKnownOptions,
   assertFiniteNumber,
   assertKey,
   assertPositiveInteger,
@@ -108,6 +109,7 @@ export class RateLimiter {
         `[fetch-pacer] Expected RateLimiter options \`{ policy }\`, got ${describe(options)}`,
       );
     }
+    assertKnownOptions('createRateLimiter()', options, ['policy', 'maxKeys', 'clock']);
     const { policy, maxKeys = Number.POSITIVE_INFINITY, clock = performanceTicker } = options;
     assertBound('maxKeys', maxKeys);
     if (typeof clock !== 'function') {

@@ -1,4 +1,10 @@
-import { assertPositiveFinite, assertPositiveInteger, describe, fail } from './validate.js';
+import {
+  assertKnownOptions,
+  assertPositiveFinite,
+  assertPositiveInteger,
+  describe,
+  fail,
+} from './validate.js';
 
 /** How a policy counts. See the README for the trade-offs of each. */
 export type Algorithm = 'token-bucket' | 'sliding-log' | 'sliding-window' | 'fixed-window' | 'gcra';
@@ -44,6 +50,8 @@ export interface ResolvedPolicy {
   readonly capacity: number;
 }
 
+const POLICY_FIELDS = ['limit', 'windowMs', 'algorithm', 'burst'];
+
 /** The algorithms that take a `burst`; the others count whole windows. */
 const BURSTABLE: readonly Algorithm[] = ['token-bucket', 'gcra'];
 
@@ -79,6 +87,7 @@ export function resolvePolicy(policy: Policy, field = ''): ResolvedPolicy {
       TypeError,
     );
   }
+  assertKnownOptions(`a policy${field ? ` (\`${field}\`)` : ''}`, policy, POLICY_FIELDS);
   const name = (key: string) => (field ? `${field}.${key}` : key);
   const { limit, windowMs, algorithm = 'token-bucket', burst } = policy;
   assertPositiveInteger(name('limit'), limit);

@@ -1,7 +1,7 @@
 import { type LearningNote, NOTE } from '../core/learned.js';
 import type { ServerQuota } from '../core/limiter.js';
 import type { Policy } from '../core/policy.js';
-import { describe } from '../core/validate.js';
+import { assertKnownOptions, describe } from '../core/validate.js';
 import type { Pacer } from '../pacer/types.js';
 import type { ServerQuotaReport } from './ratelimit-headers.js';
 
@@ -25,7 +25,9 @@ export function resolveLearn(learn: boolean | LearnOptions | undefined): {
   if (learn === undefined || typeof learn === 'boolean') {
     return { learning: learn !== false, probing: false };
   }
-  const probe = typeof learn === 'object' && learn !== null ? learn.probe : 'not an object';
+  const isObject = typeof learn === 'object' && learn !== null && !Array.isArray(learn);
+  if (isObject) assertKnownOptions('`learn`', learn, ['probe']);
+  const probe = isObject ? learn.probe : 'not an object';
   if (probe === undefined || typeof probe === 'boolean') {
     return { learning: true, probing: probe === true };
   }

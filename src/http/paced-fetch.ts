@@ -1,5 +1,11 @@
-import { assertFiniteNumber, assertPositiveInteger, describe } from '../core/validate.js';
-import type { PacerOptions } from '../pacer/options.js';
+import {
+  assertFiniteNumber,
+  assertKnownOptions,
+  assertPositiveInteger,
+  describe,
+  fail,
+} from '../core/validate.js';
+import { PACER_OPTIONS, type PacerOptions } from '../pacer/options.js';
 import { createPacer } from '../pacer/pacer.js';
 import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
 import { adapterOf, heard, type LearnOptions, resolveLearn } from './adapt.js';
@@ -85,6 +91,7 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
       `[fetch-pacer] Expected paced fetch options \`{ limits }\` or \`{ pacer }\`, got ${describe(options)}`,
     );
   }
+  assertKnownOptions('createPacedFetch()', options, PACED_FETCH_OPTIONS);
   const {
     pacer: shared,
     fetch: fetchImpl,
@@ -110,10 +117,18 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
       );
     }
   }
-  if (shared !== undefined && (pacerOptions.limits ?? pacerOptions.store) !== undefined) {
-    throw new TypeError(
-      '[fetch-pacer] Pass either `pacer` (a shared pacer) or `limits` and `store` (to make one), not both',
-    );
+  if (typeof readRateLimitHeaders !== 'boolean') {
+    fail('readRateLimitHeaders', 'a boolean', readRateLimitHeaders, TypeError);
+  }
+  if (shared !== undefined) {
+    if (!isPacer(shared)) fail('pacer', 'a pacer made by `createPacer()`', shared, TypeError);
+    // A shared pacer was made with its own options: one passed here could only be ignored.
+    const ignored = PACER_OPTIONS.find((name) => pacerOptions[name] !== undefined);
+    if (ignored !== undefined) {
+      throw new TypeError(
+        `[fetch-pacer] \`${ignored}\` cannot apply next to a shared \`pacer\`, which has its own options: pass either \`pacer\` or the options to make one, not both`,
+      );
+    }
   }
   // Without `limits`, createPacer throws the message that names it.
   const pacer = shared ?? createPacer(pacerOptions as PacerOptions);
@@ -167,6 +182,29 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
   }
 
   return Object.assign(pacedFetch, { pacer });
+}
+
+/** Every option of `createPacedFetch`: its own, and those it passes to the pacer it makes. */
+const PACED_FETCH_OPTIONS: readonly string[] = [
+  ...PACER_OPTIONS,
+  'pacer',
+  'fetch',
+  'key',
+  'cost',
+  'priority',
+  'retry',
+  'readRateLimitHeaders',
+  'learn',
+  'wallClock',
+];
+
+function isPacer(value: unknown): value is Pacer {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Pacer).schedule === 'function' &&
+    typeof (value as Pacer).observe === 'function'
+  );
 }
 
 function originOf(request: Request): string {

@@ -1,4 +1,4 @@
-import { assertPositiveFinite, fail } from '../core/validate.js';
+import { assertKnownOptions, assertPositiveFinite, fail } from '../core/validate.js';
 
 /** When and how a paced fetch retries a response the server refused. */
 export interface RetryOptions {
@@ -39,10 +39,23 @@ export interface ResolvedRetry {
 
 const IDEMPOTENT = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'];
 
+const RETRY_OPTIONS = [
+  'limit',
+  'maxRetryAfterMs',
+  'statuses',
+  'methods',
+  'backoffMs',
+  'maxBackoffMs',
+  'random',
+];
+
 export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedRetry {
   if (retry === false) return resolveRetry({ limit: 0 });
-  if (retry !== undefined && (typeof retry !== 'object' || retry === null)) {
-    fail('retry', 'an object or false', retry, TypeError);
+  if (retry !== undefined) {
+    if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {
+      fail('retry', 'an object `{ limit, ... }` or false', retry, TypeError);
+    }
+    assertKnownOptions('`retry`', retry, RETRY_OPTIONS);
   }
   const {
     limit = 2,

@@ -1,4 +1,4 @@
-import { describe } from '../core/validate.js';
+import { assertKnownOptions, describe } from '../core/validate.js';
 import type { OutboxError, OutboxSendError } from './errors.js';
 import type {
   OutboxClock,
@@ -165,6 +165,7 @@ export function resolveOutboxOptions(options: OutboxOptions): ResolvedOutboxOpti
       `[fetch-pacer] Expected outbox options \`{ name, fetch }\`, got ${describe(options)}`,
     );
   }
+  assertKnownOptions('createOutbox()', options, OUTBOX_OPTIONS);
   const {
     name,
     fetch,
@@ -278,3 +279,25 @@ function warnDropped(drop: OutboxDrop): void {
     `[fetch-pacer] The outbox dropped ${entry.method} ${entry.url} unsent: ${why}. Pass \`onDropped\` to handle drops.`,
   );
 }
+
+/** Every option of `createOutbox`. */
+const OUTBOX_OPTIONS: readonly (keyof OutboxOptions)[] = [
+  'name',
+  'fetch',
+  'storage',
+  'key',
+  'maxRetentionMs',
+  'maxEntries',
+  'maxAttempts',
+  'retryDelayMs',
+  'maxRetryDelayMs',
+  'idempotencyKeyHeader',
+  'onSent',
+  'onRejected',
+  'onDropped',
+  'onError',
+  'clock',
+  'random',
+  'network',
+  'locks',
+];

@@ -1,5 +1,5 @@
 import { type PolicyInput, type PolicyResolver, summarizePolicy } from '../core/limiter.js';
-import { assertBound, fail } from '../core/validate.js';
+import { assertBound, assertKnownOptions, fail } from '../core/validate.js';
 import { realClock } from './real-clock.js';
 import type { Store } from './store-contract.js';
 
@@ -89,10 +89,23 @@ export interface ResolvedPacerOptions {
 
 const MODES: readonly PacerMode[] = ['queue', 'reject'];
 
+/** Every option of `createPacer`: a paced fetch that makes its pacer passes these on. */
+export const PACER_OPTIONS: readonly (keyof PacerOptions)[] = [
+  'limits',
+  'mode',
+  'maxQueue',
+  'maxWaitMs',
+  'concurrency',
+  'maxKeys',
+  'clock',
+  'store',
+];
+
 export function resolvePacerOptions(options: PacerOptions): ResolvedPacerOptions {
   if (typeof options !== 'object' || options === null) {
     fail('options', 'pacer options `{ limits }`', options, TypeError);
   }
+  assertKnownOptions('createPacer()', options, PACER_OPTIONS);
   const {
     limits,
     mode = 'queue',

@@ -1,4 +1,4 @@
-import { assertFiniteNumber } from '../core/validate.js';
+import { assertFiniteNumber, assertKnownOptions } from '../core/validate.js';
 
 export interface ManualClockOptions {
   /** The time the clock starts at, in ms. @default 0 */
@@ -31,6 +31,7 @@ export class ManualClock {
   private nextId = 1;
 
   constructor(options: ManualClockOptions = {}) {
+    assertKnownOptions('createManualClock()', options, ['start']);
     const { start = 0 } = options;
     assertFiniteNumber('start', start);
     this.time = start;

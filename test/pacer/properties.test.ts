@@ -135,7 +135,8 @@ describe('pacer properties', () => {
             clock.clearTimeout(handle as number);
           },
         };
-        const pacer = createPacer({ limits: config.policy, ...config, clock: pacerClock });
+        const { policy, ...pacerOptions } = config;
+        const pacer = createPacer({ limits: policy, ...pacerOptions, clock: pacerClock });
         const log: LogEntry[] = [];
         const tasks: Tracked[] = [];
         let paused = false;

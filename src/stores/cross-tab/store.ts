@@ -1,6 +1,6 @@
 import type { Decision } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
-import { describe } from '../../core/validate.js';
+import { assertKnownOptions, describe } from '../../core/validate.js';
 import { defineStore } from '../../pacer/define-store.js';
 import type { StoreCall, StoreEvent } from '../../pacer/store-contract.js';
 import { LocalLimits } from '../local.js';
@@ -76,6 +76,7 @@ export function crossTabStore(options: CrossTabStoreOptions): CrossTabStore {
       `[fetch-pacer] Expected crossTabStore options \`{ name }\`, got ${describe(options)}`,
     );
   }
+  assertKnownOptions('crossTabStore()', options, ['name', 'platform']);
   const { name, platform = {} } = options;
   if (typeof name !== 'string' || name === '') {
     throw new TypeError(

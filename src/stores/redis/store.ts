@@ -1,6 +1,6 @@
 import type { Decision } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
-import { assertPositiveFinite, describe } from '../../core/validate.js';
+import { assertKnownOptions, assertPositiveFinite, describe } from '../../core/validate.js';
 import { defineStore } from '../../pacer/define-store.js';
 import type { StoreCall } from '../../pacer/store-contract.js';
 import { LocalLimits } from '../local.js';
@@ -64,6 +64,13 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       `[fetch-pacer] Expected redisStore options \`{ client }\`, got ${describe(options)}`,
     );
   }
+  assertKnownOptions('redisStore()', options, [
+    'client',
+    'prefix',
+    'onError',
+    'timeoutMs',
+    'maxOutageMs',
+  ]);
   const {
     client,
     prefix = 'fetch-pacer:',
