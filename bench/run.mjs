@@ -25,7 +25,7 @@ const quick = values.quick;
 
 const WORKLOADS = {
   decision: () => runDecision(quick ? { iterations: 20_000, rounds: 2 } : {}),
-  scheduling: () => runScheduling(quick ? { n: 2_000, runs: 1, fallbacks: [100] } : {}),
+  scheduling: () => runScheduling(quick ? { sizes: [2_000, 200], rounds: 1, budgetMs: 500 } : {}),
   pacing: () => runPacing(quick ? { runs: 1, libraries: ['fetch-pacer'] } : {}),
   'many-keys': () =>
     runManyKeys(quick ? { sizes: [10_000], libraries: ['fetch-pacer', 'limiter'] } : {}),

@@ -1,6 +1,11 @@
-// Workload 2: the cost of going through a queue. 100,000 tasks are handed over at once at an
-// unlimited rate and awaited; ns per task (first hand-over to last settle) and the peak heap
-// over that time. Each library runs in a child process of its own, one warm-up run first.
+// Workload 2: the cost of going through a scheduler. n async tasks (what users schedule: a
+// fetch, a promise) are handed over at once at an unlimited rate and awaited; ns per task from
+// the first hand-over to the last settle, and the overhead above calling the task directly.
+//
+// Fair by construction: every library runs in one child process, on the same async task, with
+// the same warm-up, in rounds whose order is shuffled (seeded), and the direct-call baseline is
+// measured inside each round, next to the libraries it is subtracted from. A library too slow
+// for n tasks in the time box runs at a smaller n, said in its row.
 import v8 from 'node:v8';
 import { AsyncQueuer, Queuer } from '@tanstack/pacer';
 import Bottleneck from 'bottleneck';
@@ -8,11 +13,11 @@ import PQueue from 'p-queue';
 import pThrottle from 'p-throttle';
 import { createPacer, perSecond } from '../../dist/index.js';
 import { isMain, runChild, serveChild } from '../lib/child.mjs';
-import { medianOfRuns } from '../lib/stats.mjs';
+import { median } from '../lib/stats.mjs';
 import { num, printTable, ratio } from '../lib/table.mjs';
 import { fullGc, nowNs } from '../lib/timing.mjs';
 
-const UNLIMITED = 1_000_000_000; // per second: never the bottleneck for 100,000 tasks
+const UNLIMITED = 1_000_000_000; // per second: never the bottleneck
 
 async function callDirect(task) {
   return task();
@@ -21,11 +26,11 @@ async function callDirect(task) {
 /** Per library: a factory returning `schedule(task) => Promise` on a fresh instance. */
 const LIBRARIES = {
   direct: {
-    label: 'calling the task directly (async function)',
+    label: 'calling the task directly',
     make: () => callDirect,
   },
   'fetch-pacer': {
-    label: 'fetch-pacer pacer.schedule',
+    label: 'fetch-pacer `pacer.schedule`',
     make: () => {
       const pacer = createPacer({ limits: perSecond(UNLIMITED) });
       return (task) => pacer.schedule(task);
@@ -39,29 +44,29 @@ const LIBRARIES = {
     },
   },
   'p-queue': {
-    label: 'p-queue add',
+    label: 'p-queue `add`',
     make: () => {
       const queue = new PQueue();
       return (task) => queue.add(task);
     },
   },
   bottleneck: {
-    label: 'bottleneck schedule',
+    label: 'bottleneck `schedule`',
     make: () => {
       const limiter = new Bottleneck();
       return (task) => limiter.schedule(task);
     },
   },
   'tanstack-queuer': {
-    label: '@tanstack/pacer Queuer (sync, wait 0)',
+    label: '@tanstack/pacer `Queuer` (wait 0)',
     make: () => {
       const queuer = new Queuer((item) => item(), { wait: 0 });
-      // It has no promise per item: the task settles one, as a caller awaiting it needs.
+      // It has no promise per item: the item settles one, as a caller awaiting it needs.
       return (task) => new Promise((resolve) => queuer.addItem(() => resolve(task())));
     },
   },
   'tanstack-async-queuer': {
-    label: '@tanstack/pacer AsyncQueuer (concurrency 1)',
+    label: '@tanstack/pacer `AsyncQueuer`',
     make: () => {
       const queuer = new AsyncQueuer(async (item) => item(), { wait: 0 });
       return (task) => new Promise((resolve) => queuer.addItem(async () => resolve(task())));
@@ -69,6 +74,7 @@ const LIBRARIES = {
   },
 };
 
+/** One measurement: n tasks through a fresh instance; ns per task and peak heap above start. */
 async function measureOnce(make, n) {
   const schedule = make();
   const promises = new Array(n);
@@ -80,7 +86,8 @@ async function measureOnce(make, n) {
     if (used > peak) peak = used;
   };
   let ran = 0;
-  const task = () => {
+  // The task users hand a scheduler: async, settling on a later microtask (as fetch does).
+  const task = async () => {
     if ((++ran & 1023) === 0) sample();
     return ran;
   };
@@ -89,7 +96,6 @@ async function measureOnce(make, n) {
     promises[i] = schedule(task);
     if ((i & 1023) === 0) sample();
   }
-  sample();
   await Promise.all(promises);
   const elapsed = nowNs() - start;
   sample();
@@ -97,73 +103,114 @@ async function measureOnce(make, n) {
   return { nsPerTask: elapsed / n, peakHeapBytes: peak - base };
 }
 
-async function measureChild({ library, n, runs }) {
-  const { make } = LIBRARIES[library];
-  await measureOnce(make, Math.ceil(n / 10)); // warm-up: JIT, and the heap grown once
-  const results = [];
-  for (let run = 0; run < runs; run++) results.push(await measureOnce(make, n));
-  return { runs: results, ...medianOfRuns(results) };
+/** A small seeded generator (mulberry32), so a run's round order can be reproduced. */
+function seeded(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function shuffled(items, random) {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+/**
+ * The child: sizes each library (the largest of `sizes` whose calibrated time fits the budget),
+ * warms every library up the same way, then runs `rounds` rounds in shuffled order.
+ */
+async function measureAll({ sizes, rounds, budgetMs, seed }) {
+  const ids = Object.keys(LIBRARIES);
+  const sizeOf = {};
+  for (const id of ids) {
+    const probe = Math.min(...sizes);
+    const { nsPerTask } = await measureOnce(LIBRARIES[id].make, probe);
+    // Per-task cost can grow with n (a queue scanned per task): leave a factor of 4 of room.
+    sizeOf[id] = sizes.find((n) => (n * nsPerTask * 4) / 1e6 <= budgetMs) ?? probe;
+  }
+  for (const id of ids) await measureOnce(LIBRARIES[id].make, sizeOf[id]); // the same warm-up
+  const random = seeded(seed);
+  const samples = Object.fromEntries(ids.map((id) => [id, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const id of shuffled(ids, random)) {
+      samples[id].push({ ...(await measureOnce(LIBRARIES[id].make, sizeOf[id])), n: sizeOf[id] });
+    }
+    // The baseline of this round, at every size a library of it ran at.
+    const direct = { [sizeOf.direct]: samples.direct.at(-1).nsPerTask };
+    for (const n of new Set(Object.values(sizeOf))) {
+      direct[n] ??= (await measureOnce(LIBRARIES.direct.make, n)).nsPerTask;
+    }
+    for (const id of ids) {
+      const last = samples[id].at(-1);
+      last.overheadNs = last.nsPerTask - direct[last.n];
+    }
+  }
+  return { sizeOf, samples };
 }
 
 export async function runScheduling({
-  n = 100_000,
-  runs = 2,
-  timeoutMs = 10_000,
-  fallbacks = [10_000, 1_000],
+  sizes = [100_000, 10_000, 1_000],
+  rounds = 5,
+  budgetMs = 2_000,
+  seed = 42,
+  timeoutMs = 240_000,
 } = {}) {
-  const results = {};
-  for (const library of Object.keys(LIBRARIES)) {
-    const answer = await runChild(import.meta.url, { library, n, runs }, { timeoutMs });
-    if (answer.ok) {
-      results[library] = { n, ...answer.result };
-      continue;
-    }
-    // Too slow for the full size in the time box: say so, and measure a size it can do.
-    const failure = answer.timedOut ? `timeout (${timeoutMs / 1000} s)` : answer.error;
-    results[library] = { failure, error: failure };
-    for (const size of fallbacks.filter((f) => f < n)) {
-      const small = await runChild(
-        import.meta.url,
-        { library, n: size, runs: 1 },
-        { timeoutMs: 15_000 },
-      );
-      if (small.ok) {
-        results[library] = { n: size, failure, ...small.result };
-        break;
-      }
-    }
-  }
-  const direct = results.direct.nsPerTask;
-  const overhead = (r) => (r?.nsPerTask === undefined ? undefined : r.nsPerTask - direct);
+  const answer = await runChild(
+    import.meta.url,
+    { sizes: [...sizes].sort((a, b) => b - a), rounds, budgetMs, seed },
+    { timeoutMs },
+  );
+  if (!answer.ok) throw new Error(`scheduling workload: ${answer.error}`);
+  const { sizeOf, samples } = answer.result;
+  const results = Object.fromEntries(
+    Object.entries(samples).map(([id, runs]) => [
+      id,
+      {
+        n: sizeOf[id],
+        nsPerTask: median(runs.map((r) => r.nsPerTask)),
+        overheadNs: median(runs.map((r) => r.overheadNs)),
+        peakHeapBytes: median(runs.map((r) => r.peakHeapBytes)),
+        runs,
+      },
+    ]),
+  );
   const fp = results['fetch-pacer'];
+  const pt = results['p-throttle'];
+  const largest = Math.max(...sizes);
   const rows = Object.entries(LIBRARIES).map(([id, { label }]) => ({ id, label, ...results[id] }));
   const table = printTable(
-    `2. Scheduling overhead: ${num(n)} tasks at an unlimited rate (median of ${runs} runs after a warm-up)`,
+    `2. Scheduling overhead: ${num(largest)} async tasks at an unlimited rate, one process, ${rounds} interleaved rounds (medians)`,
     [
       { label: 'library', value: (r) => r.label },
-      { label: 'ns/task', value: (r) => (r.error ? r.error : num(r.nsPerTask, 0)) },
+      { label: 'tasks', value: (r) => num(r.n) },
+      { label: 'ns/task', value: (r) => num(r.nsPerTask, 0) },
+      { label: 'overhead ns/task', value: (r) => (r.id === 'direct' ? '-' : num(r.overheadNs, 0)) },
       {
-        label: 'tasks',
-        value: (r) => (r.failure ? `${num(r.n)} (${num(n)}: ${r.failure})` : num(r.n)),
-      },
-      { label: 'vs fetch-pacer', value: (r) => ratio(r.nsPerTask, fp.nsPerTask) },
-      {
-        label: 'overhead ns/task',
-        value: (r) => (r.id === 'direct' || r.error ? '-' : num(overhead(r), 0)),
+        label: 'overhead vs p-throttle',
+        value: (r) => (r.id === 'direct' ? '-' : ratio(r.overheadNs, pt.overheadNs)),
       },
       {
         label: 'overhead vs fetch-pacer',
-        value: (r) => (r.id === 'direct' ? '-' : ratio(overhead(r), overhead(fp))),
+        value: (r) => (r.id === 'direct' ? '-' : ratio(r.overheadNs, fp.overheadNs)),
       },
       { label: 'peak heap MB', value: (r) => num(r.peakHeapBytes / 1e6, 1) },
     ],
     rows,
     [
-      `A library that cannot finish ${num(n)} tasks (warm-up at a tenth, then ${runs} runs) within ${timeoutMs / 1000} s is shown at the largest of ${fallbacks.map((f) => num(f)).join(' or ')} tasks it finishes in 15 s (warm-up at a tenth, one run), instead: a per-task figure at that size only.`,
-      'ns/task: from the first hand-over to the last settled promise, divided by the task count. Overhead: minus calling the task directly. Peak heap: most V8 heap in use above the start (after a full GC), sampled every 1,024 tasks; the array of promises is the same for all.',
+      'Task: `async () => ++ran` (settles on a later microtask, as a fetch does). ns/task: from the first hand-over to the last settled promise, divided by the task count. Overhead: minus calling the task directly, measured in the same round at the same size (a round runs every library once, in a seeded shuffled order, after one identical warm-up each).',
+      `A library whose calibrated time for ${num(largest)} tasks exceeds ${budgetMs / 1000} s (with 4x room) runs at the largest of ${sizes.map((s) => num(s)).join(', ')} that fits: compare its per-task figures, not totals.`,
     ],
   );
-  return { n, runs, results, table };
+  return { sizes, rounds, results, table };
 }
 
-if (isMain(import.meta.url)) serveChild(measureChild);
+if (isMain(import.meta.url)) serveChild(measureAll);
