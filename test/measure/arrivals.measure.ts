@@ -1,0 +1,155 @@
+import { it } from 'vitest';
+import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import { createManualClock } from '../../src/testing/index.js';
+import {
+  type CountingDialect,
+  type CountingScheme,
+  countingServer,
+  driveNetwork,
+  network,
+} from '../support/counting-servers.js';
+import { server } from '../support/msw.js';
+
+// What a paced client earns from servers that count at arrival time, with and without network
+// jitter between send and arrival, on the manual clock (deterministic: seeded delays). The
+// baseline of issue 12 ("never a lost call, never a wall of 429s"), next to the real-server
+// bench (`npm run bench:servers`), which has real servers but only loopback delays.
+//
+//   npx vitest run --config test/measure/vitest.config.ts [-t gcra]
+
+const CALLS = 200;
+const LIMIT = 20;
+const WINDOW_MS = 1_000;
+const ORIGIN = 'https://api.test';
+
+const SCHEMES: readonly CountingScheme[] = [
+  'sliding-log',
+  'fixed-window',
+  'sliding-window',
+  'gcra',
+];
+const DIALECTS: readonly CountingDialect[] = ['ietf', 'x-ratelimit', 'retry-after', 'none'];
+const DELAYS: readonly (readonly [number, number])[] = [
+  [0, 0],
+  [5, 60],
+];
+
+/** The client configurations of the issue: the published limit, 10x too generous, none. */
+const CLIENTS: Record<string, () => Partial<PacedFetchOptions> | undefined> = {
+  'published (token bucket)': () => ({ limits: { limit: LIMIT, windowMs: WINDOW_MS } }),
+  'published, sliding-log': () => ({
+    limits: { limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'sliding-log' },
+  }),
+  '10x generous': () => ({ limits: { limit: LIMIT * 10, windowMs: WINDOW_MS } }),
+  'zero configuration': () => ({}),
+};
+
+interface Row {
+  readonly scheme: string;
+  readonly dialect: string;
+  readonly delay: string;
+  readonly client: string;
+  readonly refusals: string;
+  readonly failed: string;
+  readonly makespan: string;
+}
+
+async function runOne(
+  scheme: CountingScheme,
+  dialect: CountingDialect,
+  delayMs: readonly [number, number],
+  client: Partial<PacedFetchOptions>,
+): Promise<{ refusals: number; failed: number; makespanMs: number }> {
+  const clock = createManualClock();
+  const backend = countingServer({ clock, scheme, limit: LIMIT, windowMs: WINDOW_MS, dialect });
+  server.use(backend.handler);
+  const net = network({ clock, delayMs, seed: 7 });
+  const pacedFetch = createPacedFetch({ ...client, fetch: net.fetch, clock } as PacedFetchOptions);
+  let settled = 0;
+  const statuses: number[] = [];
+  const calls = Array.from({ length: CALLS }, (_, i) =>
+    pacedFetch(`${ORIGIN}/n/${i}`).then(
+      (response) => {
+        statuses.push(response.status);
+        settled++;
+      },
+      () => {
+        statuses.push(-1);
+        settled++;
+      },
+    ),
+  );
+  await driveNetwork(clock, net, () => settled === CALLS, 1_200_000);
+  await Promise.all(calls);
+  const admitted = backend.hits.filter((hit) => hit.status === 200).map((hit) => hit.at);
+  server.resetHandlers();
+  return {
+    refusals: backend.refusals(),
+    failed: statuses.filter((status) => status !== 200).length,
+    makespanMs: Math.max(...admitted),
+  };
+}
+
+it('prints what each client earns from each counting scheme', async () => {
+  // Ideal: LIMIT per window, the first window at 0 (GCRA with burst = limit admits the same).
+  const idealMs = (Math.ceil(CALLS / LIMIT) - 1) * WINDOW_MS;
+  const rows: Row[] = [];
+  for (const scheme of SCHEMES) {
+    for (const dialect of DIALECTS) {
+      for (const delayMs of DELAYS) {
+        for (const [name, make] of Object.entries(CLIENTS)) {
+          const delay = delayMs[1] === 0 ? 'none' : `${delayMs[0]}-${delayMs[1]} ms`;
+          let client: Partial<PacedFetchOptions> | undefined;
+          try {
+            client = make();
+            createPacedFetch({ ...client, fetch: async () => new Response() } as PacedFetchOptions);
+          } catch {
+            client = undefined;
+          }
+          if (client === undefined) {
+            rows.push({
+              scheme,
+              dialect,
+              delay,
+              client: name,
+              refusals: 'not supported yet',
+              failed: '-',
+              makespan: '-',
+            });
+            continue;
+          }
+          const { refusals, failed, makespanMs } = await runOne(scheme, dialect, delayMs, client);
+          rows.push({
+            scheme,
+            dialect,
+            delay,
+            client: name,
+            refusals: String(refusals),
+            failed: String(failed),
+            makespan: `${(makespanMs / idealMs).toFixed(2)}x`,
+          });
+        }
+      }
+    }
+  }
+  const columns: (keyof Row)[] = [
+    'scheme',
+    'dialect',
+    'delay',
+    'client',
+    'refusals',
+    'failed',
+    'makespan',
+  ];
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => r[c].length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, i) => cell.padEnd(widths[i] as number)).join(' | ')} |`;
+  console.log(
+    [
+      `${CALLS} calls at once; server: ${LIMIT} per ${WINDOW_MS} ms counted at arrival; ideal makespan ${idealMs} ms (last admitted arrival)`,
+      line(columns),
+      line(widths.map((w) => '-'.repeat(w))),
+      ...rows.map((row) => line(columns.map((c) => row[c]))),
+    ].join('\n'),
+  );
+});

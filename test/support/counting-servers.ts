@@ -1,0 +1,268 @@
+import { HttpResponse, http } from 'msw';
+import type { ManualClock } from '../../src/testing/index.js';
+import { turn } from './flush.js';
+
+/**
+ * Rate-limited servers that count the way real ones do, **at arrival time**, for tests that put a
+ * network between the paced client and the server. Each scheme follows a real implementation:
+ *
+ * - `'sliding-log'`: an exact log of accepted requests, a request refused while `limit` were
+ *   accepted in the last `windowMs` (half-open: one exactly a window old is out). Strict APIs.
+ * - `'fixed-window'`: a window that opens at the first hit after the last one ended, every hit
+ *   counted, refused ones too: express-rate-limit's MemoryStore and rate-limiter-flexible's
+ *   RateLimiterMemory (https://github.com/animir/node-rate-limiter-flexible/wiki/Memory).
+ * - `'sliding-window'`: two aligned fixed windows weighted by the elapsed share, refused when
+ *   `previous * (1 - elapsed / windowMs) + current >= limit`, refused hits not counted: Upstash's
+ *   `slidingWindow` (https://upstash.com/docs/redis/sdks/ratelimit-ts/algorithms) and
+ *   Cloudflare's counting rules.
+ * - `'gcra'`: the generic cell rate algorithm with emission interval `windowMs / limit` and a
+ *   tolerance of `burst - 1` intervals: redis-cell, throttled, nginx `limit_req` (whose `burst`
+ *   is the extra requests beyond the first, hence `burst + 1` here).
+ *
+ * What the server says (`dialect`): IETF draft-8 headers (`RateLimit`, `RateLimit-Policy`, as
+ * express-rate-limit's `standardHeaders: 'draft-8'` sends them), the `X-RateLimit-*` family with
+ * a whole-second Unix reset (rate-limiter-flexible's README), only `Retry-After` on a refusal,
+ * or nothing at all (nginx). Every refusal but the last carries `Retry-After` in whole seconds.
+ */
+export type CountingScheme = 'sliding-log' | 'fixed-window' | 'sliding-window' | 'gcra';
+export type CountingDialect = 'ietf' | 'x-ratelimit' | 'retry-after' | 'none';
+
+export interface CountingServerOptions {
+  readonly clock: ManualClock;
+  readonly scheme: CountingScheme;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** For `'gcra'`: requests admitted at once. @default limit */
+  readonly burst?: number;
+  readonly dialect: CountingDialect;
+  /** Wall-clock epoch ms at manual time 0, for Unix resets. @default 1_700_000_000_000 */
+  readonly epoch?: number;
+  readonly origin?: string;
+}
+
+/** One request as the server saw it: its arrival time and the status it got. */
+export interface ServerHit {
+  readonly at: number;
+  readonly status: number;
+}
+
+/** A verdict of a scheme at an arrival: admitted or not, and what to tell the client. */
+interface Verdict {
+  readonly admitted: boolean;
+  /** Requests the server would still admit right now. */
+  readonly remaining: number;
+  /** ms until the quota resets (a window's end, or the bucket being full again). */
+  readonly resetMs: number;
+  /** On a refusal: ms until the same request would be admitted. */
+  readonly retryMs: number;
+}
+
+type Counter = (at: number) => Verdict;
+
+function slidingLog(limit: number, windowMs: number): Counter {
+  const accepted: number[] = [];
+  return (at) => {
+    while (accepted.length > 0 && (accepted[0] as number) <= at - windowMs) accepted.shift();
+    const admitted = accepted.length < limit;
+    if (admitted) accepted.push(at);
+    const oldest = accepted[0] ?? at;
+    return {
+      admitted,
+      remaining: limit - accepted.length,
+      resetMs: (accepted.at(-1) ?? at) + windowMs - at,
+      retryMs: admitted ? 0 : oldest + windowMs - at,
+    };
+  };
+}
+
+function fixedWindow(limit: number, windowMs: number): Counter {
+  let count = 0;
+  let endsAt = Number.NEGATIVE_INFINITY;
+  return (at) => {
+    if (at >= endsAt) {
+      count = 0;
+      endsAt = at + windowMs;
+    }
+    count++;
+    const admitted = count <= limit;
+    return {
+      admitted,
+      remaining: Math.max(0, limit - count),
+      resetMs: endsAt - at,
+      retryMs: admitted ? 0 : endsAt - at,
+    };
+  };
+}
+
+function slidingWindow(limit: number, windowMs: number): Counter {
+  let index = Number.NEGATIVE_INFINITY;
+  let previous = 0;
+  let current = 0;
+  return (at) => {
+    const now = Math.floor(at / windowMs);
+    if (now !== index) {
+      previous = now === index + 1 ? current : 0;
+      current = 0;
+      index = now;
+    }
+    const elapsed = (at - now * windowMs) / windowMs;
+    const estimate = previous * (1 - elapsed) + current;
+    const admitted = estimate < limit;
+    if (admitted) current++;
+    // The estimate falls below the limit again once the previous window's weight has decayed.
+    const over = previous * (1 - elapsed) + current - limit + 1;
+    const retryMs =
+      admitted || previous === 0
+        ? (now + 1) * windowMs - at
+        : Math.min((now + 1) * windowMs - at, (over / previous) * windowMs);
+    return {
+      admitted,
+      remaining: Math.max(0, Math.floor(limit - (previous * (1 - elapsed) + current))),
+      resetMs: (now + 2) * windowMs - at,
+      retryMs: admitted ? 0 : Math.max(1, retryMs),
+    };
+  };
+}
+
+function gcra(limit: number, windowMs: number, burst: number): Counter {
+  const interval = windowMs / limit;
+  const tolerance = (burst - 1) * interval;
+  let tat = Number.NEGATIVE_INFINITY;
+  return (at) => {
+    const base = Math.max(tat, at);
+    const admitted = at >= base - tolerance;
+    if (admitted) tat = base + interval;
+    const ahead = Math.max(tat, at) - at;
+    return {
+      admitted,
+      remaining: Math.max(0, Math.floor((tolerance - ahead) / interval) + 1),
+      resetMs: ahead,
+      retryMs: admitted ? 0 : base - tolerance - at,
+    };
+  };
+}
+
+/** An msw handler for `${origin}/*` that counts every request at its arrival time. */
+export function countingServer(options: CountingServerOptions) {
+  const { clock, scheme, limit, windowMs, dialect, epoch = 1_700_000_000_000 } = options;
+  const origin = options.origin ?? 'https://api.test';
+  const count: Counter =
+    scheme === 'sliding-log'
+      ? slidingLog(limit, windowMs)
+      : scheme === 'fixed-window'
+        ? fixedWindow(limit, windowMs)
+        : scheme === 'sliding-window'
+          ? slidingWindow(limit, windowMs)
+          : gcra(limit, windowMs, options.burst ?? limit);
+  const hits: ServerHit[] = [];
+  const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+  const handler = http.all(`${origin}/*`, ({ request }) => {
+    // The arrival time the network stamped (see `network`), so msw's own turns cannot blur it.
+    const at = Number(request.headers.get('x-arrived-at') ?? clock.now());
+    const verdict = count(at);
+    hits.push({ at, status: verdict.admitted ? 200 : 429 });
+    const headers: Record<string, string> = {};
+    if (dialect === 'ietf') {
+      headers['ratelimit'] = `"${scheme}";r=${verdict.remaining};t=${seconds(verdict.resetMs)}`;
+      headers['ratelimit-policy'] = `"${scheme}";q=${limit};w=${windowMs / 1000}`;
+    } else if (dialect === 'x-ratelimit') {
+      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-remaining'] = String(verdict.remaining);
+      headers['x-ratelimit-reset'] = String(Math.ceil((epoch + at + verdict.resetMs) / 1000));
+    }
+    if (verdict.admitted) return HttpResponse.json({ ok: true }, { headers });
+    if (dialect !== 'none') headers['retry-after'] = String(seconds(verdict.retryMs));
+    return new HttpResponse('Too Many Requests', { status: 429, headers });
+  });
+  return {
+    handler,
+    hits,
+    refusals: () => hits.filter((hit) => hit.status !== 200).length,
+  };
+}
+
+export interface NetworkOptions {
+  readonly clock: ManualClock;
+  /** One-way delay of each request and of each response, in ms: `[min, max]`, uniform. */
+  readonly delayMs: readonly [number, number];
+  /** Seed of the delays, so a run can be reproduced. @default 1 */
+  readonly seed?: number;
+}
+
+/**
+ * A network between a paced client and an msw server, on the manual clock: each request reaches
+ * the server after its own random delay (stamped `x-arrived-at`), and its response reaches the
+ * client after another. Pass `fetch` to the paced fetch; drive time with `driveNetwork`.
+ */
+export function network(options: NetworkOptions) {
+  const { clock, delayMs } = options;
+  const random = mulberry32(options.seed ?? 1);
+  const [low, high] = delayMs;
+  const delay = () => low + random() * (high - low);
+  const wait = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
+  const sent: number[] = [];
+  let atServer = 0;
+  let inTransit = 0;
+  const fetch = async (request: Request): Promise<Response> => {
+    sent.push(clock.now());
+    inTransit++;
+    try {
+      await wait(delay());
+      request.headers.set('x-arrived-at', String(clock.now()));
+      atServer++;
+      let response: Response;
+      try {
+        response = await globalThis.fetch(request);
+      } finally {
+        atServer--;
+      }
+      await wait(delay());
+      return response;
+    } finally {
+      inTransit--;
+    }
+  };
+  return {
+    fetch,
+    sent,
+    /** True when no request is at the server: the clock may move. */
+    quiet: () => atServer === 0,
+    inTransit: () => inTransit,
+  };
+}
+
+/** A small seeded generator (mulberry32), so delays are the same on every run. */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Moves the manual clock from timer to timer until `done()`, letting every request that reached
+ * the server be answered before time moves on (msw answers over a few macrotask turns). Fails
+ * loudly when nothing is pending but the work is not done, or past `endMs`.
+ */
+export async function driveNetwork(
+  clock: ManualClock,
+  net: { quiet(): boolean },
+  done: () => boolean,
+  endMs: number,
+): Promise<void> {
+  for (;;) {
+    for (let turns = 0; turns < 4 || !net.quiet(); turns++) {
+      if (turns > 400) throw new Error('a request is still at the server after 400 turns');
+      await turn();
+    }
+    if (done()) return;
+    const next = clock.nextTimerAt;
+    if (next === undefined) throw new Error('nothing is pending, yet not every call settled');
+    if (next > endMs) throw new Error(`calls still pending at ${endMs} ms`);
+    await clock.advanceAsync(Math.max(0, next - clock.now()));
+  }
+}
