@@ -3,7 +3,7 @@
 // the first hand-over to the last settle, and the overhead above calling the task directly.
 //
 // Fair by construction: every library runs in one child process, on the same async task, with
-// the same warm-up, in rounds whose order is shuffled (seeded), and the direct-call baseline is
+// the same warm-up, in rounds whose order rotates, and the direct-call baseline is
 // measured inside each round, next to the libraries it is subtracted from. A library too slow
 // for n tasks in the time box runs at a smaller n, said in its row.
 import v8 from 'node:v8';
@@ -103,32 +103,21 @@ async function measureOnce(make, n) {
   return { nsPerTask: elapsed / n, peakHeapBytes: peak - base };
 }
 
-/** A small seeded generator (mulberry32), so a run's round order can be reproduced. */
-function seeded(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function shuffled(items, random) {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
+/**
+ * The order of round `round`: rotated by one library per round, and reversed on odd rounds, so
+ * each library runs early and late, after each of the others, the same number of times.
+ */
+function orderOf(ids, round) {
+  const shift = round % ids.length;
+  const rotated = [...ids.slice(shift), ...ids.slice(0, shift)];
+  return round % 2 === 1 ? rotated.reverse() : rotated;
 }
 
 /**
  * The child: sizes each library (the largest of `sizes` whose calibrated time fits the budget),
  * warms every library up the same way, then runs `rounds` rounds in shuffled order.
  */
-async function measureAll({ sizes, rounds, budgetMs, seed }) {
+async function measureAll({ sizes, rounds, budgetMs }) {
   const ids = Object.keys(LIBRARIES);
   const sizeOf = {};
   for (const id of ids) {
@@ -138,10 +127,9 @@ async function measureAll({ sizes, rounds, budgetMs, seed }) {
     sizeOf[id] = sizes.find((n) => (n * nsPerTask * 4) / 1e6 <= budgetMs) ?? probe;
   }
   for (const id of ids) await measureOnce(LIBRARIES[id].make, sizeOf[id]); // the same warm-up
-  const random = seeded(seed);
   const samples = Object.fromEntries(ids.map((id) => [id, []]));
   for (let round = 0; round < rounds; round++) {
-    for (const id of shuffled(ids, random)) {
+    for (const id of orderOf(ids, round)) {
       samples[id].push({ ...(await measureOnce(LIBRARIES[id].make, sizeOf[id])), n: sizeOf[id] });
     }
     // The baseline of this round, at every size a library of it ran at.
@@ -161,12 +149,11 @@ export async function runScheduling({
   sizes = [100_000, 10_000, 1_000],
   rounds = 5,
   budgetMs = 2_000,
-  seed = 42,
   timeoutMs = 240_000,
 } = {}) {
   const answer = await runChild(
     import.meta.url,
-    { sizes: [...sizes].sort((a, b) => b - a), rounds, budgetMs, seed },
+    { sizes: [...sizes].sort((a, b) => b - a), rounds, budgetMs },
     { timeoutMs },
   );
   if (!answer.ok) throw new Error(`scheduling workload: ${answer.error}`);
@@ -206,7 +193,7 @@ export async function runScheduling({
     ],
     rows,
     [
-      'Task: `async () => ++ran` (settles on a later microtask, as a fetch does). ns/task: from the first hand-over to the last settled promise, divided by the task count. Overhead: minus calling the task directly, measured in the same round at the same size (a round runs every library once, in a seeded shuffled order, after one identical warm-up each).',
+      'Task: `async () => ++ran` (settles on a later microtask, as a fetch does). ns/task: from the first hand-over to the last settled promise, divided by the task count. Overhead: minus calling the task directly, measured in the same round at the same size (a round runs every library once, in an order rotated each round, after one identical warm-up each).',
       `A library whose calibrated time for ${num(largest)} tasks exceeds ${budgetMs / 1000} s (with 4x room) runs at the largest of ${sizes.map((s) => num(s)).join(', ')} that fits: compare its per-task figures, not totals.`,
     ],
   );
