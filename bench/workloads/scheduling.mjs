@@ -115,7 +115,7 @@ function orderOf(ids, round) {
 
 /**
  * The child: sizes each library (the largest of `sizes` whose calibrated time fits the budget),
- * warms every library up the same way, then runs `rounds` rounds in shuffled order.
+ * warms every library up the same way, then runs `rounds` rounds in a rotating order.
  */
 async function measureAll({ sizes, rounds, budgetMs }) {
   const ids = Object.keys(LIBRARIES);
