@@ -1,62 +1,70 @@
-// `npm run bench:servers`: every library against two real rate-limited servers on 127.0.0.1,
-// nginx (limit_req, no headers) and Express with express-rate-limit (draft-8 RateLimit headers,
-// Retry-After). Each library is configured to the server's published limit; fetch-pacer also
-// runs once with a generous policy, to show what reading the headers alone recovers.
+// `npm run bench:servers`: fetch-pacer (and, on nginx and express, the peer libraries) against
+// six real rate-limiting servers on 127.0.0.1, each publishing the same "N per second" and each
+// counting its own way: nginx limit_req (leaky bucket), express-rate-limit, @fastify/rate-limit,
+// koa-ratelimit and express + rate-limiter-flexible (fixed windows, four header dialects), and
+// HAProxy's stick-table http_req_rate (a sliding-window counter). bench/servers/catalog.mjs
+// lists them; each server's file says how it counts and which headers it sends.
 //
-//   npm run bench:servers [-- --runs 2] [-- --requests 300] [-- --only fetch-pacer]
+// Every row runs twice: straight to the server (loopback: a request arrives the instant it is
+// sent), and through a delaying proxy (bench/lib/delay-proxy.mjs: a seeded random 5-60 ms each
+// way per chunk), where network jitter bunches arrivals that were sent correctly spaced.
 //
-// `--only` keeps the libraries whose name contains it (a quick look at a few rows).
+//   npm run bench:servers [-- --runs 2] [-- --requests 300] [-- --rate 60]
+//     [-- --only fetch-pacer] [-- --servers nginx,haproxy] [-- --network direct|jitter|both]
+//     [-- --delay 5-60] [-- --seed 12]
 //
-// Everything it starts (nginx, the Express child, one child per client run) is stopped on the
-// way out, also on an error or Ctrl-C. Requests are bounded (300 per run, retries included at
-// most 3x for fetch-pacer) and so is time (60 s per client run).
-import { fork } from 'node:child_process';
+// `--only` keeps the client rows whose name contains it. Nginx and HAProxy are installed with
+// apt-get when missing; the Node servers are devDependencies. Everything started (servers,
+// proxies, one child per client run) is stopped on the way out, also on an error or Ctrl-C.
+// Requests are bounded (at most 3 sends per call: fetch-pacer retries a refusal twice) and so
+// is time (40 s per client run).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { killChildren, runChild } from './lib/child.mjs';
-import { median } from './lib/stats.mjs';
-import { num, printTable, ratio } from './lib/table.mjs';
-import { sleep } from './lib/timing.mjs';
-import { CONFIGS } from './servers/client.mjs';
-import {
-  ensureNginx,
-  BURST as NGINX_BURST,
-  RATE as NGINX_RATE,
-  startNginx,
-} from './servers/nginx.mjs';
+import { startDelayProxy } from './lib/delay-proxy.mjs';
+import { num } from './lib/table.mjs';
+import { serverCatalog } from './servers/catalog.mjs';
+import { configsFor } from './servers/client.mjs';
+import { renderReport } from './servers/report.mjs';
+import { sampleAnswers } from './servers/sample.mjs';
 
 const { values } = parseArgs({
   options: {
-    runs: { type: 'string', default: '2' },
+    runs: { type: 'string', default: '1' },
     requests: { type: 'string', default: '300' },
+    rate: { type: 'string', default: '60' },
     only: { type: 'string', default: '' },
+    servers: { type: 'string', default: '' },
+    network: { type: 'string', default: 'both' },
+    delay: { type: 'string', default: '5-60' },
+    seed: { type: 'string', default: '12' },
   },
 });
-/** The libraries of a server this run measures. */
-const librariesOf = (server) =>
-  Object.keys(CONFIGS[server]).filter((library) => library.includes(values.only));
-const RUNS = Math.min(5, Math.max(1, Number(values.runs)));
-const REQUESTS = Math.min(1_000, Math.max(10, Number(values.requests)));
-const CLIENT_TIMEOUT_MS = 60_000;
-
-/** The published limits, and the fastest a client may finish REQUESTS without a refusal. */
-const SERVERS = {
-  nginx: {
-    title: `nginx limit_req rate=${NGINX_RATE}r/s burst=${NGINX_BURST} nodelay (no Retry-After, no RateLimit headers)`,
-    ratePerSecond: NGINX_RATE,
-    // A bucket of 5 at 20/s: 5 at once, then one every 50 ms.
-    idealMs: ((REQUESTS - NGINX_BURST) * 1000) / NGINX_RATE,
-  },
-  express: {
-    title:
-      "express-rate-limit 20 per 1 s window, standardHeaders 'draft-8' (Retry-After and RateLimit headers)",
-    ratePerSecond: 20,
-    // 20 per window; the last window opens (REQUESTS / 20 - 1) windows after the first.
-    idealMs: (Math.ceil(REQUESTS / 20) - 1) * 1000,
-  },
+const clamp = (value, min, max) => Math.min(max, Math.max(min, Math.round(Number(value)) || min));
+const RUNS = clamp(values.runs, 1, 5);
+const REQUESTS = clamp(values.requests, 10, 1_000);
+const RATE = clamp(values.rate, 4, 500);
+const [DELAY_MIN, DELAY_MAX] = values.delay.split('-').map((ms) => clamp(ms, 0, 1_000));
+const SEED = clamp(values.seed, 0, 2 ** 31);
+const CLIENT_TIMEOUT_MS = 40_000;
+const NETWORKS = {
+  direct: 'loopback, no delay',
+  jitter: `through the delaying proxy, ${DELAY_MIN}-${DELAY_MAX} ms each way (seed ${SEED})`,
 };
+const networks = values.network === 'both' ? Object.keys(NETWORKS) : [values.network];
+if (!networks.every((network) => network in NETWORKS)) {
+  throw new Error(`--network must be direct, jitter or both, got ${values.network}`);
+}
+const catalog = serverCatalog(RATE);
+const wanted = values.servers === '' ? Object.keys(catalog) : values.servers.split(',');
+const servers = Object.fromEntries(wanted.map((name) => [name, catalog[name]]));
+for (const [name, spec] of Object.entries(servers)) {
+  if (spec === undefined) throw new Error(`unknown server ${name}: ${Object.keys(catalog)}`);
+}
+/** The client rows of a server this run measures. */
+const rowsOf = (spec) =>
+  Object.keys(configsFor(spec.client)).filter((library) => library.includes(values.only));
 
 const cleanups = [];
 async function cleanUp() {
@@ -76,159 +84,111 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-/** A port free on 127.0.0.1 now (the OS picks it; nginx binds it a moment later). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+/** Starts every server and its delaying proxy; resolves with their URLs and header samples. */
+async function startServers() {
+  const started = {};
+  for (const [name, spec] of Object.entries(servers)) {
+    spec.ensure?.();
+    const server = await spec.start();
+    cleanups.push(server.stop);
+    const proxy = await startDelayProxy({
+      targetPort: Number(new URL(server.url).port),
+      minMs: DELAY_MIN,
+      maxMs: DELAY_MAX,
+      seed: SEED,
     });
-  });
-}
-
-function startExpress() {
-  return new Promise((resolve, reject) => {
-    const child = fork(new URL('./servers/express-app.mjs', import.meta.url), [], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const stop = async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((done) => child.once('exit', done));
-      child.kill('SIGTERM');
-      await Promise.race([exited, sleep(3_000)]);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    };
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error('the Express server did not start in 10 s'));
-    }, 10_000);
-    child.once('message', ({ port }) => {
-      clearTimeout(timer);
-      resolve({ url: `http://127.0.0.1:${port}/ok`, stop, pid: child.pid });
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the Express server exited (${code})`));
-    });
-  });
+    cleanups.push(proxy.stop);
+    const proxied = new URL(server.url);
+    proxied.port = String(proxy.port);
+    const sample = await sampleAnswers(server.url, RATE, `sample-${name}`);
+    started[name] = { urls: { direct: server.url, jitter: proxied.href }, proxy, sample };
+    console.log(`${name} (pid ${server.pid}) at ${server.url}, proxied at ${proxied.href}`);
+  }
+  return started;
 }
 
 async function main() {
   const loadavgBefore = os.loadavg();
+  const busy = loadavgBefore[0] > os.cpus().length / 2;
   console.log(
-    `load average ${loadavgBefore.map((l) => l.toFixed(2)).join(' ')}${loadavgBefore[0] > os.cpus().length / 2 ? ' (busy: late timers and slow responses will earn 429s of their own)' : ''}`,
+    `load average ${loadavgBefore.map((l) => l.toFixed(2)).join(' ')}${busy ? ' (busy: late timers and slow responses will earn refusals of their own)' : ''}`,
   );
-  ensureNginx();
-  const nginx = await startNginx(await freePort());
-  cleanups.push(nginx.stop);
-  const express = await startExpress();
-  cleanups.push(express.stop);
-  console.log(
-    `nginx (pid ${nginx.pid}) at ${nginx.url}; Express (pid ${express.pid}) at ${express.url}`,
-  );
-  const urls = { nginx: nginx.url, express: express.url };
-  const results = { nginx: {}, express: {} };
+  const started = await startServers();
+  const results = {};
+  const began = performance.now();
   // One client run at a time: a run is timing-sensitive, and two would share 2 cores.
   for (let run = 0; run < RUNS; run++) {
-    for (const server of Object.keys(SERVERS)) {
-      for (const library of librariesOf(server)) {
-        const answer = await runChild(
-          new URL('./servers/client.mjs', import.meta.url).href,
-          {
-            server,
-            library,
-            url: urls[server],
-            requests: REQUESTS,
-            client: `${library}-${run}-${Date.now()}`,
-          },
-          { execArgv: [], timeoutMs: CLIENT_TIMEOUT_MS },
-        );
-        results[server][library] ??= [];
-        results[server][library].push(
-          answer.ok ? answer.result : { error: answer.timedOut ? 'timeout (60 s)' : answer.error },
-        );
-        const r = answer.result;
-        console.log(
-          `run ${run + 1}/${RUNS} ${server.padEnd(7)} ${library.padEnd(26)} ${
-            r ? `${r.refused} x 429, ${num(r.makespanMs / 1000, 2)} s` : answer.error
-          }`,
-        );
+    for (const [name, spec] of Object.entries(servers)) {
+      for (const library of rowsOf(spec)) {
+        for (const network of networks) {
+          const answer = await runChild(
+            new URL('./servers/client.mjs', import.meta.url).href,
+            {
+              library,
+              url: started[name].urls[network],
+              requests: REQUESTS,
+              limits: spec.client,
+              client: `${library}-${network}-${run}-${Date.now()}`,
+            },
+            { execArgv: [], timeoutMs: CLIENT_TIMEOUT_MS },
+          );
+          const result = answer.ok
+            ? answer.result
+            : { error: answer.timedOut ? `timeout (${CLIENT_TIMEOUT_MS / 1000} s)` : answer.error };
+          results[name] ??= {};
+          results[name][library] ??= {};
+          results[name][library][network] ??= [];
+          results[name][library][network].push(result);
+          console.log(
+            `run ${run + 1}/${RUNS} ${name.padEnd(8)} ${network.padEnd(6)} ${library.padEnd(30)} ${
+              result.unsupported !== undefined
+                ? 'not supported yet'
+                : result.error === undefined
+                  ? `${result.refused} refused, ${result.failed} failed, ${num(result.makespanMs / 1000, 2)} s`
+                  : result.error
+            }`,
+          );
+        }
       }
     }
   }
-  const tables = [];
-  const rowsOf = {};
-  for (const [server, spec] of Object.entries(SERVERS)) {
-    const rows = librariesOf(server).map((library) => {
-      const runs = results[server][library];
-      const ok = runs.filter((r) => r.error === undefined);
-      const pick = (field) => median(ok.map((r) => r[field]));
-      const makespanMs = pick('makespanMs');
-      return {
-        library,
-        config: CONFIGS[server][library].config,
-        error: ok.length === 0 ? runs[0]?.error : undefined,
-        refused: pick('refused'),
-        refusedRuns: ok.map((r) => r.refused),
-        sent: pick('sent'),
-        finalOk: pick('finalOk'),
-        makespanMs,
-        okPerSecond: (pick('finalOk') * 1000) / makespanMs,
-        runs,
-      };
-    });
-    rowsOf[server] = rows;
-    tables.push(
-      printTable(
-        `${server}: ${spec.title}; ${REQUESTS} requests (median of ${RUNS} runs)`,
-        [
-          { label: 'library', value: (r) => r.library },
-          {
-            label: '429s (each run)',
-            value: (r) => (r.error ? r.error : `${num(r.refused)} (${r.refusedRuns.join(', ')})`),
-          },
-          { label: 'requests sent', value: (r) => num(r.sent) },
-          { label: '200s in the end', value: (r) => num(r.finalOk) },
-          { label: 'makespan s', value: (r) => num(r.makespanMs / 1000, 2) },
-          {
-            label: `vs ideal ${num(spec.idealMs / 1000, 2)} s`,
-            value: (r) => ratio(r.makespanMs, spec.idealMs, 3),
-          },
-          { label: '200s per s', value: (r) => num(r.okPerSecond, 1) },
-          {
-            label: `vs limit ${spec.ratePerSecond}/s`,
-            value: (r) => ratio(r.okPerSecond, spec.ratePerSecond),
-          },
-        ],
-        rows,
-        [
-          `429s and requests sent count every response on the wire (fetch-pacer retries a 429, up to 2 times per call; the others never retry). Makespan: from handing over all ${REQUESTS} calls to the last one settled. Ideal: the fastest schedule the published limit allows.`,
-          '',
-          'Configurations:',
-          ...rows.map((r) => `- ${r.library}: \`${r.config}\``),
-        ],
-      ),
-    );
-  }
+  const loadavgAfter = os.loadavg();
   const out = {
     when: new Date().toISOString(),
     node: process.version,
     cpus: os.cpus().length,
     cpu: os.cpus()[0]?.model,
     loadavgBefore,
-    loadavgAfter: os.loadavg(),
+    loadavgAfter,
     runs: RUNS,
     requests: REQUESTS,
-    servers: SERVERS,
-    results: rowsOf,
+    rate: RATE,
+    networks: Object.fromEntries(networks.map((network) => [network, NETWORKS[network]])),
+    proxies: Object.fromEntries(Object.entries(started).map(([n, s]) => [n, s.proxy.stats()])),
+    wallSeconds: (performance.now() - began) / 1000,
+    servers: Object.fromEntries(
+      Object.entries(servers).map(([name, spec]) => [
+        name,
+        {
+          title: spec.title,
+          scheme: spec.scheme,
+          headers: spec.headers,
+          idealMs: spec.idealMs(REQUESTS),
+          sample: started[name].sample,
+          configs: Object.fromEntries(
+            rowsOf(spec).map((library) => [library, configsFor(spec.client)[library].config]),
+          ),
+        },
+      ]),
+    ),
+    results,
   };
+  const markdown = renderReport(out);
+  console.log(`\n${markdown}`);
   const dir = new URL('./results/', import.meta.url);
   mkdirSync(dir, { recursive: true });
   writeFileSync(new URL('servers-latest.json', dir), `${JSON.stringify(out, null, 2)}\n`);
-  const header = `Measured ${out.when} on node ${out.node}, ${out.cpus} x ${out.cpu} (load average ${loadavgBefore.map((l) => l.toFixed(2)).join(' ')} before, ${out.loadavgAfter.map((l) => l.toFixed(2)).join(' ')} after).`;
-  writeFileSync(new URL('servers-latest.md', dir), `${header}\n\n${tables.join('\n\n')}\n`);
+  writeFileSync(new URL('servers-latest.md', dir), `${markdown}\n`);
   console.log('wrote bench/results/servers-latest.json and servers-latest.md');
 }
 

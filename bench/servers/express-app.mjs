@@ -1,18 +1,22 @@
-// The Express server of `npm run bench:servers`: express-rate-limit at 20 requests per second per
-// client, with draft-8 RateLimit headers and Retry-After on its 429s. A child process of the
-// bench: it listens on 127.0.0.1 only, tells the parent its port, and exits when told to.
+// express-rate-limit (its default memory store) at `limit` per `windowMs` per client, with
+// draft-8 headers: a fixed window per client that opens at its first request.
+// Headers: `RateLimit-Policy: "<limit>-in-<w>sec"; q=<limit>; w=<w>; pk=...` and
+// `RateLimit: "<limit>-in-<w>sec"; r=<remaining>; t=<seconds to reset>` on every answer,
+// `Retry-After: <seconds>` on a 429. Docs: https://github.com/express-rate-limit/express-rate-limit
+// A child process of `npm run bench:servers` (127.0.0.1 only; tells the parent its port).
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
+import { childArgs } from '../lib/child.mjs';
+import { serveUntilStopped } from '../lib/server-process.mjs';
 
-export const LIMIT = 20;
-export const WINDOW_MS = 1_000;
+const { limit, windowMs } = childArgs();
 
 const app = express();
 app.disable('x-powered-by');
 app.use(
   rateLimit({
-    windowMs: WINDOW_MS,
-    limit: LIMIT,
+    windowMs,
+    limit,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     // Each library and run is its own client (a header), so no run inherits another's window.
@@ -23,15 +27,4 @@ app.get('/ok', (_request, response) => {
   response.type('text/plain').send('ok\n');
 });
 
-const server = app.listen(0, '127.0.0.1', () => {
-  process.send?.({ port: server.address().port });
-});
-
-function stop() {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-  setTimeout(() => process.exit(0), 2_000).unref();
-}
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
-process.on('disconnect', stop); // the bench went away: do not outlive it
+const server = app.listen(0, '127.0.0.1', () => serveUntilStopped(server));

@@ -1,0 +1,85 @@
+// The real rate-limiting servers of `npm run bench:servers`, each at the same published rate
+// ("`rate` per second"), each counting its own way. Every one keys its count on the
+// `x-bench-client` header, so each client run starts fresh. The counting scheme and the headers
+// of each are described (with the doc's address) at the top of its file.
+import { forkServer, freePort } from '../lib/server-process.mjs';
+import { ensureHaproxy, startHaproxy } from './haproxy.mjs';
+import { ensureNginx, startNginx } from './nginx.mjs';
+
+/** A forked Node app of this folder at `limit` per `windowMs`; resolves with its URL. */
+async function startNodeApp(file, limits) {
+  const { port, pid, stop } = await forkServer(new URL(file, import.meta.url), limits);
+  return { url: `http://127.0.0.1:${port}/ok`, pid, stop };
+}
+
+/** Fixed windows opened by the client's first request: the last one opens ceil(n / rate) - 1 s in. */
+const fixedWindowIdealMs = (requests, rate) => (Math.ceil(requests / rate) - 1) * 1_000;
+
+/**
+ * The servers for a published `rate` per second. Each: `title` (its configuration), `scheme`
+ * (how it counts), `headers` (what it says), `start()` -> `{ url, pid, stop }`, `idealMs(n)`
+ * (the fastest a client may finish n requests without a refusal), `client` (what the client
+ * child needs to set itself up: the published limits and whether peer libraries run here).
+ */
+export function serverCatalog(rate) {
+  // nginx's burst: a quarter second of the rate (5 at 20 r/s), so that the peers, which count
+  // "burst per drain time", run on bottleneck's 250 ms heartbeat.
+  const burst = Math.max(1, Math.round(rate / 4));
+  const window = { limit: rate, windowMs: 1_000 };
+  return {
+    nginx: {
+      title: `nginx limit_req rate=${rate}r/s burst=${burst} nodelay`,
+      scheme: 'leaky bucket (refusals not counted)',
+      headers: 'none (a bare 429)',
+      ensure: ensureNginx,
+      start: async () => startNginx(await freePort(), { rate, burst }),
+      // burst + 1 at once (the first request finds the bucket empty), then one every 1 / rate.
+      idealMs: (requests) => ((requests - burst - 1) * 1_000) / rate,
+      client: { rate, burst, peers: true },
+    },
+    express: {
+      title: `express-rate-limit limit=${rate} windowMs=1000, standardHeaders 'draft-8'`,
+      scheme: 'fixed window from the first request',
+      headers: 'RateLimit-Policy, RateLimit (draft-8), Retry-After on 429',
+      start: () => startNodeApp('./express-app.mjs', window),
+      idealMs: (requests) => fixedWindowIdealMs(requests, rate),
+      client: { rate, peers: true },
+    },
+    haproxy: {
+      title: `HAProxy stick-table http_req_rate(1s), deny_status 429 if above ${rate}`,
+      scheme: 'sliding-window counter (refusals counted)',
+      headers: 'none (a bare 429)',
+      ensure: ensureHaproxy,
+      start: async () => startHaproxy(await freePort(), { rate }),
+      // `rate` at once, then the weighted previous second makes room at `rate` per second.
+      idealMs: (requests) => ((requests - rate) * 1_000) / rate,
+      client: { rate, peers: false },
+    },
+    fastify: {
+      title: `@fastify/rate-limit max=${rate} timeWindow=1000 (LocalStore)`,
+      scheme: 'fixed window from the first request',
+      headers: 'x-ratelimit-limit/-remaining/-reset (whole seconds to go), retry-after on 429',
+      start: () => startNodeApp('./fastify-app.mjs', window),
+      idealMs: (requests) => fixedWindowIdealMs(requests, rate),
+      client: { rate, peers: false },
+    },
+    koa: {
+      title: `koa-ratelimit driver=memory max=${rate} duration=1000`,
+      scheme: 'fixed window from the first request',
+      headers:
+        'X-RateLimit-Limit/-Remaining/-Reset (fractional Unix seconds), Retry-After on 429 (rounded down: often 0)',
+      start: () => startNodeApp('./koa-app.mjs', window),
+      idealMs: (requests) => fixedWindowIdealMs(requests, rate),
+      client: { rate, peers: false },
+    },
+    flexible: {
+      title: `express + rate-limiter-flexible RateLimiterMemory points=${rate} duration=1`,
+      scheme: 'fixed window from the first request (refusals counted, window not moved)',
+      headers:
+        "its README's: Retry-After (fractional seconds), X-RateLimit-Limit/-Remaining, X-RateLimit-Reset (whole Unix seconds, rounded up), on every answer",
+      start: () => startNodeApp('./flexible-app.mjs', window),
+      idealMs: (requests) => fixedWindowIdealMs(requests, rate),
+      client: { rate, peers: false },
+    },
+  };
+}
