@@ -67,6 +67,8 @@ const rowsOf = (spec) =>
   Object.keys(configsFor(spec.client)).filter((library) => library.includes(values.only));
 
 const cleanups = [];
+/** Set by Ctrl-C: the runs cut short must not be written over the last full results. */
+let interrupted = false;
 async function cleanUp() {
   killChildren();
   while (cleanups.length > 0) {
@@ -79,6 +81,7 @@ async function cleanUp() {
 }
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
+    interrupted = true;
     console.error(`\n${signal}: stopping everything the bench started`);
     cleanUp().finally(() => process.exit(130));
   });
@@ -121,6 +124,7 @@ async function main() {
     for (const [name, spec] of Object.entries(servers)) {
       for (const library of rowsOf(spec)) {
         for (const network of networks) {
+          if (interrupted) return;
           const answer = await runChild(
             new URL('./servers/client.mjs', import.meta.url).href,
             {
@@ -152,6 +156,7 @@ async function main() {
       }
     }
   }
+  if (interrupted) return;
   const loadavgAfter = os.loadavg();
   const out = {
     when: new Date().toISOString(),

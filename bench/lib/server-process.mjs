@@ -1,6 +1,7 @@
 // Servers a bench starts and stops: a free loopback port, readiness by answer (not by a sleep
 // of a guessed length), and a stop that escalates from SIGTERM to SIGKILL.
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { sleep } from './timing.mjs';
@@ -91,4 +92,22 @@ export function serveUntilStopped(server, close = () => new Promise((r) => serve
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   process.on('disconnect', stop); // the bench went away: do not outlive it
+}
+
+/**
+ * Spawns a server binary (`command` with `args`) that runs from the temporary folder `dir` and
+ * answers on `url`; resolves with `{ url, pid, stop }` once it answers. `stop()` ends it and
+ * removes `dir`; a server that does not answer is stopped and its folder removed.
+ */
+export async function spawnServer(command, args, { url, dir }) {
+  const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  const stop = () =>
+    stopProcess(child).finally(() => rmSync(dir, { recursive: true, force: true }));
+  try {
+    await waitForAnswer(url, child);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, stop, pid: child.pid };
 }

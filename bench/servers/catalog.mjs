@@ -6,14 +6,24 @@ import { forkServer, freePort } from '../lib/server-process.mjs';
 import { ensureHaproxy, startHaproxy } from './haproxy.mjs';
 import { ensureNginx, startNginx } from './nginx.mjs';
 
-/** A forked Node app of this folder at `limit` per `windowMs`; resolves with its URL. */
-async function startNodeApp(file, limits) {
-  const { port, pid, stop } = await forkServer(new URL(file, import.meta.url), limits);
-  return { url: `http://127.0.0.1:${port}/ok`, pid, stop };
+/**
+ * A Node app of this folder (forked, `limit` per 1 s) counting fixed windows that open at a
+ * client's first request: the last of them opens ceil(n / rate) - 1 s in.
+ */
+function fixedWindowApp(file, rate, { title, scheme, headers, peers = false }) {
+  return {
+    title,
+    scheme,
+    headers,
+    start: async () => {
+      const limits = { limit: rate, windowMs: 1_000 };
+      const { port, pid, stop } = await forkServer(new URL(file, import.meta.url), limits);
+      return { url: `http://127.0.0.1:${port}/ok`, pid, stop };
+    },
+    idealMs: (requests) => (Math.ceil(requests / rate) - 1) * 1_000,
+    client: { rate, peers },
+  };
 }
-
-/** Fixed windows opened by the client's first request: the last one opens ceil(n / rate) - 1 s in. */
-const fixedWindowIdealMs = (requests, rate) => (Math.ceil(requests / rate) - 1) * 1_000;
 
 /**
  * The servers for a published `rate` per second. Each: `title` (its configuration), `scheme`
@@ -25,7 +35,6 @@ export function serverCatalog(rate) {
   // nginx's burst: a quarter second of the rate (5 at 20 r/s), so that the peers, which count
   // "burst per drain time", run on bottleneck's 250 ms heartbeat.
   const burst = Math.max(1, Math.round(rate / 4));
-  const window = { limit: rate, windowMs: 1_000 };
   return {
     nginx: {
       title: `nginx limit_req rate=${rate}r/s burst=${burst} nodelay`,
@@ -37,14 +46,12 @@ export function serverCatalog(rate) {
       idealMs: (requests) => ((requests - burst - 1) * 1_000) / rate,
       client: { rate, burst, peers: true },
     },
-    express: {
+    express: fixedWindowApp('./express-app.mjs', rate, {
       title: `express-rate-limit limit=${rate} windowMs=1000, standardHeaders 'draft-8'`,
       scheme: 'fixed window from the first request',
       headers: 'RateLimit-Policy, RateLimit (draft-8), Retry-After on 429',
-      start: () => startNodeApp('./express-app.mjs', window),
-      idealMs: (requests) => fixedWindowIdealMs(requests, rate),
-      client: { rate, peers: true },
-    },
+      peers: true,
+    }),
     haproxy: {
       title: `HAProxy stick-table http_req_rate(1s), deny_status 429 if above ${rate}`,
       scheme: 'sliding-window counter (refusals counted)',
@@ -55,31 +62,22 @@ export function serverCatalog(rate) {
       idealMs: (requests) => ((requests - rate) * 1_000) / rate,
       client: { rate, peers: false },
     },
-    fastify: {
+    fastify: fixedWindowApp('./fastify-app.mjs', rate, {
       title: `@fastify/rate-limit max=${rate} timeWindow=1000 (LocalStore)`,
       scheme: 'fixed window from the first request',
       headers: 'x-ratelimit-limit/-remaining/-reset (whole seconds to go), retry-after on 429',
-      start: () => startNodeApp('./fastify-app.mjs', window),
-      idealMs: (requests) => fixedWindowIdealMs(requests, rate),
-      client: { rate, peers: false },
-    },
-    koa: {
+    }),
+    koa: fixedWindowApp('./koa-app.mjs', rate, {
       title: `koa-ratelimit driver=memory max=${rate} duration=1000`,
       scheme: 'fixed window from the first request',
       headers:
         'X-RateLimit-Limit/-Remaining/-Reset (fractional Unix seconds), Retry-After on 429 (rounded down: often 0)',
-      start: () => startNodeApp('./koa-app.mjs', window),
-      idealMs: (requests) => fixedWindowIdealMs(requests, rate),
-      client: { rate, peers: false },
-    },
-    flexible: {
+    }),
+    flexible: fixedWindowApp('./flexible-app.mjs', rate, {
       title: `express + rate-limiter-flexible RateLimiterMemory points=${rate} duration=1`,
       scheme: 'fixed window from the first request (refusals counted, window not moved)',
       headers:
         "its README's: Retry-After (fractional seconds), X-RateLimit-Limit/-Remaining, X-RateLimit-Reset (whole Unix seconds, rounded up), on every answer",
-      start: () => startNodeApp('./flexible-app.mjs', window),
-      idealMs: (requests) => fixedWindowIdealMs(requests, rate),
-      client: { rate, peers: false },
-    },
+    }),
   };
 }

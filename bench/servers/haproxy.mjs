@@ -8,12 +8,11 @@
 // https://docs.haproxy.org/2.6/configuration.html#7.3.3-sc_http_req_rate
 // It answers by itself (`http-request return`), no backend; its own config in a temporary
 // folder, bound to 127.0.0.1, in the foreground (-db) so that stopping the child stops it.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDebianPackage } from '../lib/debian.mjs';
-import { stopProcess, waitForAnswer } from '../lib/server-process.mjs';
+import { spawnServer } from '../lib/server-process.mjs';
 
 const HAPROXY = '/usr/sbin/haproxy';
 
@@ -45,15 +44,5 @@ export async function startHaproxy(port, limits) {
   const dir = mkdtempSync(join(tmpdir(), 'fetch-pacer-haproxy-'));
   const file = join(dir, 'haproxy.cfg');
   writeFileSync(file, config(port, limits));
-  const child = spawn(HAPROXY, ['-db', '-f', file], { stdio: ['ignore', 'inherit', 'inherit'] });
-  const stop = () =>
-    stopProcess(child).finally(() => rmSync(dir, { recursive: true, force: true }));
-  const url = `http://127.0.0.1:${port}/ok`;
-  try {
-    await waitForAnswer(url, child);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url, stop, pid: child.pid };
+  return spawnServer(HAPROXY, ['-db', '-f', file], { url: `http://127.0.0.1:${port}/ok`, dir });
 }

@@ -3,12 +3,11 @@
 // Headers: none about the limit (no Retry-After, no RateLimit headers): the client learns only
 // from the 429 itself. Docs: https://nginx.org/en/docs/http/ngx_http_limit_req_module.html
 // It runs from its own config, pid file and logs in a temporary folder, bound to 127.0.0.1.
-import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDebianPackage } from '../lib/debian.mjs';
-import { stopProcess, waitForAnswer } from '../lib/server-process.mjs';
+import { spawnServer } from '../lib/server-process.mjs';
 
 const NGINX = '/usr/sbin/nginx';
 
@@ -58,20 +57,13 @@ export async function startNginx(port, limits) {
   mkdirSync(join(dir, 'www'), { mode: 0o755 });
   writeFileSync(join(dir, 'www', 'ok.txt'), 'ok\n', { mode: 0o644 });
   writeFileSync(join(dir, 'nginx.conf'), config(dir, port, limits));
-  const child = spawn(
+  // SIGTERM (on stop): the master stops its worker and removes its pid file.
+  return spawnServer(
     NGINX,
     ['-c', join(dir, 'nginx.conf'), '-p', dir, '-e', join(dir, 'error.log')],
-    { stdio: ['ignore', 'inherit', 'inherit'] },
+    {
+      url: `http://127.0.0.1:${port}/ok.txt`,
+      dir,
+    },
   );
-  // SIGTERM: the master stops its worker and removes its pid file.
-  const stop = () =>
-    stopProcess(child).finally(() => rmSync(dir, { recursive: true, force: true }));
-  const url = `http://127.0.0.1:${port}/ok.txt`;
-  try {
-    await waitForAnswer(url, child);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url, stop, pid: child.pid };
 }
