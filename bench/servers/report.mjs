@@ -1,27 +1,28 @@
 // The markdown of a `npm run bench:servers` run: the servers (how each counts, what it says, a
 // captured answer and refusal), then one table of every client row, straight and through the
 // delaying proxy, then the configurations. Pasted as it is into bench/README.md.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { isMain } from '../lib/child.mjs';
 import { median } from '../lib/stats.mjs';
 import { num, ratio, renderTable } from '../lib/table.mjs';
 import { sampleLines } from './sample.mjs';
 
 const loads = (values) => values.map((l) => l.toFixed(2)).join(' ');
 
-/** One figure over the runs: the median, with each run's value after it when there are several. */
-function figure(runs, pick, digits = 0) {
-  const values = runs.map(pick);
-  const text = num(median(values), digits);
-  return values.length > 1 ? `${text} (${values.map((v) => num(v, digits)).join(', ')})` : text;
+/** A count over the runs: each run's value, in run order. */
+function figure(runs, pick) {
+  return runs.map((run) => num(pick(run))).join(', ');
 }
 
-/** The three cells of one network for a row: refusals (after 2 s), failed calls, × ideal. */
+/** The four cells of one network for a row: refusals, of them after 2 s, failed calls, x ideal. */
 function cells(runs, idealMs) {
-  if (runs === undefined) return ['-', '-', '-'];
-  if (runs.some((r) => r.unsupported !== undefined)) return ['not supported yet', '-', '-'];
+  if (runs === undefined) return ['-', '-', '-', '-'];
+  if (runs.some((r) => r.unsupported !== undefined)) return ['not supported yet', '-', '-', '-'];
   const ok = runs.filter((r) => r.error === undefined);
-  if (ok.length === 0) return [String(runs[0].error).split('\n')[0], '-', '-'];
+  if (ok.length === 0) return [String(runs[0].error).split('\n')[0], '-', '-', '-'];
   return [
-    `${figure(ok, (r) => r.refused)} (${figure(ok, (r) => r.refusedAfter2s)})`,
+    figure(ok, (r) => r.refused),
+    figure(ok, (r) => r.refusedAfter2s),
     figure(ok, (r) => r.failed),
     ratio(median(ok.map((r) => r.makespanMs)), idealMs, 2),
   ];
@@ -31,7 +32,7 @@ export function renderReport(out) {
   const networkNames = Object.keys(out.networks);
   const header = [
     `Measured ${out.when} on node ${out.node}, ${out.cpus} x ${out.cpu}; load average ${loads(out.loadavgBefore)} before, ${loads(out.loadavgAfter)} after; ${num(out.wallSeconds, 0)} s of client runs.`,
-    `Every server publishes ${out.rate} per second; ${out.requests} calls per row, handed over at once; ${out.runs === 1 ? 'one run' : `median of ${out.runs} runs (each run in brackets)`} per row. Networks: ${networkNames.map((n) => `**${n}**: ${out.networks[n]}`).join('; ')}.`,
+    `Every server publishes ${out.rate} per second; ${out.requests} calls per row, handed over at once; ${out.runs === 1 ? 'one run per row' : `${out.runs} runs per row (counts: each run's; x ideal: the median)`}. Networks: ${networkNames.map((n) => `**${n}**: ${out.networks[n]}`).join('; ')}.`,
   ];
   const servers = Object.entries(out.servers);
   const serverTable = renderTable(
@@ -56,9 +57,10 @@ export function renderReport(out) {
       { label: 'server', value: (r) => r.name },
       { label: 'client', value: (r) => r.library, right: false },
       ...networkNames.flatMap((n, i) => [
-        { label: `${n}: refused (after 2 s)`, value: (r) => r.cells[i * 3] },
-        { label: `${n}: failed`, value: (r) => r.cells[i * 3 + 1] },
-        { label: `${n}: x ideal`, value: (r) => r.cells[i * 3 + 2] },
+        { label: `${n}: refused`, value: (r) => r.cells[i * 4] },
+        { label: 'after 2 s', value: (r) => r.cells[i * 4 + 1] },
+        { label: 'failed', value: (r) => r.cells[i * 4 + 2] },
+        { label: 'x ideal', value: (r) => r.cells[i * 4 + 3] },
       ]),
     ],
     rows,
@@ -83,10 +85,19 @@ export function renderReport(out) {
     '',
     resultTable,
     '',
-    'Refused: every 429 (or 503) on the wire, retries included; in brackets, those answered more than 2 s (two windows) after the start. Failed: calls whose final answer was not a 200 (refused after the retries, or an error). x ideal: makespan (all calls handed over at once, to the last one settled) against the fastest schedule the published limit allows.',
+    'Refused: every 429 (or 503) on the wire, retries included; after 2 s: those of them answered more than two windows after the start (the issue allows refusals in the first two only). Failed: calls whose final answer was not a 200 (refused after the retries, or an error). x ideal: makespan (all calls handed over at once, to the last one settled) against the fastest schedule the published limit allows, network not included (through the proxy the last answer comes one round trip later, 65 ms on average).',
     '',
     '### Configurations',
     '',
     ...configs,
   ].join('\n');
+}
+
+// `node bench/servers/report.mjs [results.json]`: the markdown again from a run's JSON (default
+// bench/results/servers-latest.json), written next to it as servers-latest.md.
+if (isMain(import.meta.url)) {
+  const file = process.argv[2] ?? new URL('../results/servers-latest.json', import.meta.url);
+  const markdown = renderReport(JSON.parse(readFileSync(file, 'utf8')));
+  writeFileSync(new URL('../results/servers-latest.md', import.meta.url), `${markdown}\n`);
+  console.log(markdown);
 }
