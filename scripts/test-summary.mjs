@@ -41,7 +41,9 @@ for (const file of readdirSync(folder).filter((name) => name.endsWith('.json')))
   }
 }
 const missing = expected.filter((runner) => !ran.get(runner));
-const parts = [...ran].map(([runner, n]) => `${runner} ${n}`);
+const order = ['unit', 'docs', 'dist', 'e2e', 'runtimes', 'consumers'];
+const rank = (runner) => (order.includes(runner) ? order.indexOf(runner) : order.length);
+const parts = [...ran].sort(([a], [b]) => rank(a) - rank(b)).map(([runner, n]) => `${runner} ${n}`);
 if (missing.length > 0) parts.push(`missing: ${missing.join(', ')}`);
 console.log(
   `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} (${parts.join(', ')})`,

@@ -1,7 +1,8 @@
-// Type-checks three consumer projects against the packed tarball, the way a user installs it:
+// Type-checks four consumer projects against the packed tarball, the way a user installs it:
 // `npm pack`, then in a copy of each project `npm install <tarball>` and its own TypeScript
-// (`tsc -p .`): no-dom (a Node service, `lib: ["es2022"]`, `@types/node`, `skipLibCheck: false`),
-// node16 (`moduleResolution: node16`) and bundler (`moduleResolution: bundler`, React). Writes a
+// (`tsc -p .`), all with `skipLibCheck: false`: no-dom (a Node service, `lib: ["es2022"]`,
+// `@types/node`), node16 (`moduleResolution: node16`), bundler (`moduleResolution: bundler`,
+// React) and commonjs (a CommonJS project whose imports become require()). Writes a
 // vitest-shaped JSON report when given `--report <file>`; exits non-zero when one fails.
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +16,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
 const run = promisify(execFile);
 const reportFile = reportFileArgument();
-const consumers = ['no-dom', 'node16', 'bundler'];
+const consumers = ['no-dom', 'node16', 'bundler', 'commonjs'];
 
 const work = mkdtempSync(join(tmpdir(), 'fetch-pacer-consumers-'));
 const results = [];
