@@ -69,7 +69,10 @@ export interface PacingInit extends RequestInit {
 }
 
 /** `fetch`'s signature (an `init` may carry `pacing`), plus the pacer behind it. */
-export type PacedFetch = ((input: RequestInfo | URL, init?: PacingInit) => Promise<Response>) & {
+export type PacedFetch = ((
+  input: string | URL | Request,
+  init?: PacingInit,
+) => Promise<Response>) & {
   readonly pacer: Pacer;
 };
 
@@ -146,7 +149,7 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     return retryAfterMs;
   }
 
-  async function pacedFetch(input: RequestInfo | URL, init?: PacingInit): Promise<Response> {
+  async function pacedFetch(input: string | URL | Request, init?: PacingInit): Promise<Response> {
     const { requestInit, pacing } = splitInit(init);
     // One Request up front: it fixes the URL and method, and keeps the body replayable (each
     // attempt sends a clone, so the original body is never consumed).

@@ -1,12 +1,13 @@
 import { type DBSchema, type IDBPDatabase, wrap } from 'idb';
 import { describe } from '../core/validate.js';
+import type { IDBFactoryLike } from '../dom-types.js';
 import type { OutboxRecord, OutboxStorage, StoredRecord } from './types.js';
 
 export interface IndexedDBStorageOptions {
   /** The outbox's name; the database is `fetch-pacer-outbox:<name>`. A non-empty string. */
   readonly name: string;
   /** The IndexedDB to use (a worker's, or `fake-indexeddb` in tests). @default globalThis.indexedDB */
-  readonly indexedDB?: IDBFactory;
+  readonly indexedDB?: IDBFactoryLike;
 }
 
 interface OutboxSchema extends DBSchema {

@@ -18,10 +18,10 @@ export interface OutboxRecord {
   readonly headers: ReadonlyArray<readonly [string, string]>;
   /** The body's bytes, or null when the request has none. */
   readonly body: ArrayBuffer | null;
-  readonly credentials: RequestCredentials;
-  readonly mode: RequestMode;
-  readonly redirect: RequestRedirect;
-  readonly referrerPolicy: ReferrerPolicy;
+  readonly credentials: NonNullable<RequestInit['credentials']>;
+  readonly mode: NonNullable<RequestInit['mode']>;
+  readonly redirect: NonNullable<RequestInit['redirect']>;
+  readonly referrerPolicy: NonNullable<RequestInit['referrerPolicy']>;
   /** When it was enqueued, epoch ms. Retention counts from here. */
   readonly createdAt: number;
   /** Sends so far that got no definitive answer (network error, 408, 429, 5xx). */
@@ -119,7 +119,7 @@ export interface Outbox {
    * `OutboxClosedError`, or the `TypeError` of `new Request()` for a bad URL or method.
    * Nothing is stored when it rejects, and nothing else is touched.
    */
-  enqueue(input: RequestInfo | URL, init?: RequestInit): Promise<OutboxEntry>;
+  enqueue(input: string | URL | Request, init?: RequestInit): Promise<OutboxEntry>;
   /**
    * Sends every entry that is due, now, and resolves once none is (each sent, rejected, dropped
    * or waiting for its next attempt). Entries whose last attempt failed in the network are due

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import rootConfig from '../../vitest.config.js';
 
 // The end-to-end project on its own: `npx vitest run --config test/e2e/vitest.config.ts`.
 // It builds the demo, serves it on 127.0.0.1 and drives Debian's chromium with playwright-core.
@@ -7,6 +8,8 @@ export default defineConfig({
   root: resolve(import.meta.dirname, '../..'),
   test: {
     name: 'e2e',
+    // The root config's reporters: in CI a JSON report too, which .ci/run's closing line counts.
+    reporters: rootConfig.test?.reporters ?? ['default'],
     include: ['test/e2e/**/*.e2e.test.ts'],
     environment: 'node',
     testTimeout: 60_000,

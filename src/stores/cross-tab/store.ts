@@ -1,6 +1,7 @@
 import type { Decision } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import { assertKnownOptions, describe } from '../../core/validate.js';
+import type { IDBFactoryLike, LockManagerLike } from '../../dom-types.js';
 import { defineStore } from '../../pacer/define-store.js';
 import type { StoreCall, StoreEvent } from '../../pacer/store-contract.js';
 import { LocalLimits } from '../local.js';
@@ -10,8 +11,8 @@ import { openDatabase, read, remove, sweep, transact } from './database.js';
 
 /** The platform pieces a cross-tab store uses; the globals unless given (tests, odd hosts). */
 export interface CrossTabPlatform {
-  readonly indexedDB?: IDBFactory | undefined;
-  readonly locks?: LockManager | undefined;
+  readonly indexedDB?: IDBFactoryLike | undefined;
+  readonly locks?: LockManagerLike | undefined;
   readonly BroadcastChannel?: typeof BroadcastChannel | undefined;
   /**
    * The time base shared by every tab and worker of the origin, in ms.
