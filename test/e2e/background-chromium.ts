@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { CHROMIUM } from './chromium.js';
+import { CHROMIUM, CHROMIUM_FLAGS } from './chromium.js';
 
 /**
  * Chromium as a user runs it, where a tab in the background is hidden and throttled.
@@ -20,17 +20,6 @@ export interface BackgroundChromium {
   close(): Promise<void>;
 }
 
-/** The flags `launchChromium()` passes (this machine's network is closed), no others. */
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
 /**
  * Starts chromium with `features` enabled (e.g. `IntensiveWakeUpThrottling:grace_period_seconds/10`
  * to have intensive wake-up throttling after 10 s hidden instead of 5 minutes).
@@ -39,7 +28,12 @@ export async function launchBackgroundChromium(
   features: readonly string[] = [],
 ): Promise<BackgroundChromium> {
   const profile = await mkdtemp(join(tmpdir(), 'fetch-pacer-chromium-'));
-  const args = [...FLAGS, '--remote-debugging-port=0', `--user-data-dir=${profile}`];
+  const args = [
+    ...CHROMIUM_FLAGS,
+    '--no-first-run',
+    '--remote-debugging-port=0',
+    `--user-data-dir=${profile}`,
+  ];
   if (features.length > 0) args.push(`--enable-features=${features.join(',')}`);
   const child = spawn(CHROMIUM, [...args, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
   try {
@@ -68,6 +62,7 @@ function devtoolsEndpoint(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`chromium did not start: ${output}`)), 30_000);
+    child.once('error', reject); // not installed: ENOENT, with its path
     child.once('exit', (code) => reject(new Error(`chromium exited (${code}): ${output}`)));
     child.stderr?.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
