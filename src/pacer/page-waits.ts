@@ -3,11 +3,15 @@
  * the background. Chromium limits a hidden page's timers to one wake-up a second, and once the
  * page has been hidden for 5 minutes ("intensive wake-up throttling") a chain of timers (one
  * armed from inside another's callback, nesting level 5 and up) to one wake-up a *minute*. The
- * pacer's timer re-arms from its own callback, so it was such a chain. Here every wait arms its
- * `setTimeout` from a `MessageChannel` message instead: a message task is not a timer, so the
- * timer armed in it starts a new chain at nesting level 1 (Blink `DOMTimer`, task type
- * `JavascriptTimerDelayedLowNesting`, which intensive throttling leaves alone), and the message
- * itself is never throttled.
+ * pacer's timer re-arms from its own callback, so it was such a chain. In a hidden page every
+ * wait here arms its `setTimeout` from a `MessageChannel` message instead: a message task is no
+ * timer, so the timer armed in it starts a new chain at nesting level 1 (Blink `DOMTimer`, task
+ * type `JavascriptTimerDelayedLowNesting`, which intensive throttling leaves alone), and the
+ * message itself is never throttled. When the page turns hidden, the waits armed while it was
+ * visible are re-armed in that event's task, which is no timer either.
+ *
+ * A visible page keeps the plain timer, armed at once: nothing throttles it, and a test's fake
+ * timers (jsdom and vitest or jest) see it as before.
  *
  * While any wait is armed, `visibilitychange` (to visible), `resume` (after a Page Lifecycle
  * freeze) and `online` fire every wait already due at once, in that event's task, instead of on
@@ -49,13 +53,23 @@ export class PageWait {
   ) {
     if (armed.size === 0) listen(true);
     armed.add(this);
-    hopping.push(this);
-    hopChannel().port2.postMessage(undefined);
+    if (host.document?.visibilityState === 'hidden') {
+      hopping.push(this);
+      hopChannel().port2.postMessage(undefined);
+    } else {
+      // Never fired from here, even when due: the caller is still arming.
+      this.timer = setTimeout(this.fire, Math.max(0, due - performance.now()));
+    }
   }
 
-  /** In the hop's message task, a fresh task: arm the timer there, or fire if already due. */
+  /**
+   * Arms the timer for what is left of the wait (or fires, if nothing is): in a hidden page only
+   * from a task that is no timer (the hop's message, the page turning hidden).
+   */
   arm(): void {
     if (this.done) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     const ms = this.due - performance.now();
     if (ms > 0) this.timer = setTimeout(this.fire, ms);
     else this.fire();
@@ -88,18 +102,24 @@ function hopChannel(): MessageChannel {
   return channel;
 }
 
-/** Fires every wait that is due now, in the task of the event that says the page is back. */
-function catchUp(event: Event): void {
-  if (event.type === 'visibilitychange' && host.document?.visibilityState === 'hidden') return;
+/**
+ * The page turned hidden: re-arm every wait in this task, out of any timer chain. Otherwise it
+ * is back (or online): fire every wait due by now, in this task.
+ */
+function onPageEvent(event: Event): void {
   const now = performance.now();
-  for (const wait of [...armed]) if (wait.due <= now) wait.fire();
+  const hidden = event.type === 'visibilitychange' && host.document?.visibilityState === 'hidden';
+  for (const wait of [...armed]) {
+    if (hidden) wait.arm();
+    else if (wait.due <= now) wait.fire();
+  }
 }
 
 /** Adds (or removes) the catch-up listeners: only while some wait is armed. */
 function listen(on: boolean): void {
   const page = host.document;
   const method = on ? 'addEventListener' : 'removeEventListener';
-  page?.[method]('visibilitychange', catchUp);
-  page?.[method]('resume', catchUp);
-  host[method]?.('online', catchUp);
+  page?.[method]('visibilitychange', onPageEvent);
+  page?.[method]('resume', onPageEvent);
+  host[method]?.('online', onPageEvent);
 }

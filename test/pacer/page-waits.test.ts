@@ -148,8 +148,9 @@ describe('the default clock in a page', () => {
     realClock.setTimeout(soon, 100);
     realClock.setTimeout(later, 300);
     deliver();
-    stall(150);
+    stall(50);
     become('hidden');
+    stall(100);
     expect(soon).not.toHaveBeenCalled();
     become('visible');
     expect(soon).toHaveBeenCalledTimes(1);
@@ -175,6 +176,54 @@ describe('the default clock in a page', () => {
     deliver();
     expect(first).toHaveBeenCalledTimes(1);
     expect(second).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('the default clock in a visible page', () => {
+  it('arms the timer at once, so fake timers (jsdom) see it as before', () => {
+    page.visibilityState = 'visible';
+    const fired = vi.fn();
+    realClock.setTimeout(fired, 100);
+    expect(vi.getTimerCount()).toBe(1);
+    expect(posted).toHaveLength(0);
+    elapse(100);
+    expect(fired).toHaveBeenCalledTimes(1);
+  });
+
+  it('never fires a wait already due from inside the call that arms it', () => {
+    page.visibilityState = 'visible';
+    const fired = vi.fn();
+    realClock.setTimeout(fired, -5);
+    expect(fired).not.toHaveBeenCalled();
+    elapse(0);
+    expect(fired).toHaveBeenCalledTimes(1);
+  });
+
+  it('re-arms a wait in the task of the page turning hidden, out of the chain it was armed in', () => {
+    page.visibilityState = 'visible';
+    const fired = vi.fn();
+    const set = vi.spyOn(globalThis, 'setTimeout');
+    realClock.setTimeout(fired, 100);
+    elapse(30);
+    become('hidden');
+    expect(set).toHaveBeenCalledTimes(2);
+    expect(set).toHaveBeenLastCalledWith(expect.any(Function), 70);
+    expect(vi.getTimerCount()).toBe(1);
+    elapse(70);
+    expect(fired).toHaveBeenCalledTimes(1);
+  });
+
+  it('lets a pacer on the default clock run on fake timers alone', async () => {
+    page.visibilityState = 'visible';
+    const pacer = createPacer({ limits: perSecond(2) });
+    const starts: number[] = [];
+    const tasks = [0, 1, 2].map(() => pacer.schedule(() => starts.push(performance.now())));
+    elapse(499);
+    expect(starts).toEqual([1_000, 1_000]);
+    elapse(1);
+    expect(starts).toEqual([1_000, 1_000, 1_500]);
+    await Promise.all(tasks);
+    expect(posted).toHaveLength(0);
   });
 });
 
