@@ -43,7 +43,7 @@ const CLIENT_JITTER_MS = 0.01;
  * of each start (its time and the page's visibility then), and three chains of 100 ms timers
  * that compare the mechanisms: a plain `setTimeout` chain (the probe that intensive throttling
  * is on in that page), one that arms each timer from a `MessageChannel` message (what the
- * default clock does), and a dedicated worker's chain posting to the page.
+ * default clock does in a hidden page), and a dedicated worker's chain posting to the page.
  */
 const PAGE_SCRIPT = `
 import { createPacedFetch, createPacer, perSecond } from './src/index.ts';
