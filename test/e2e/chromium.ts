@@ -5,9 +5,21 @@ import { type Browser, chromium } from 'playwright-core';
 export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
 /**
- * Headless chromium with the flags this machine needs (its network is closed: without the
- * background-networking flags it keeps trying to reach Google). Fails loudly when the browser
- * is missing, rather than letting a browser test skip and pass unnoticed.
+ * The flags this machine needs (its network is closed: without the background-networking flags
+ * chromium keeps trying to reach Google).
+ */
+export const CHROMIUM_FLAGS: readonly string[] = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/**
+ * Headless chromium with `CHROMIUM_FLAGS`. Fails loudly when the browser is missing, rather than
+ * letting a browser test skip and pass unnoticed.
  */
 export function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
@@ -17,13 +29,6 @@ export function launchChromium(): Promise<Browser> {
   }
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    args: [...CHROMIUM_FLAGS],
   });
 }
