@@ -8,3 +8,19 @@ export type Ticker = () => number;
 
 /** The default ticker: `performance.now()`, looked up at call time so importing touches nothing. */
 export const performanceTicker: Ticker = () => performance.now();
+
+/**
+ * `read`, clamped so that time never runs backwards and a bad reading changes nothing: a value
+ * below the latest one, `NaN` or ±Infinity (a broken polyfill, a test fake, a clock after a
+ * jump) is ignored and the latest good time is returned instead. Before any good reading it is
+ * 0. Every time base of the library (a limiter's, a pacer's) is one of these, so no loop that
+ * waits for time to pass can meet a time that never does.
+ */
+export function monotonic(read: Ticker): Ticker {
+  let latest = Number.NEGATIVE_INFINITY;
+  return () => {
+    const t = read();
+    if (t > latest && t < Number.POSITIVE_INFINITY) latest = t;
+    return latest === Number.NEGATIVE_INFINITY ? 0 : latest;
+  };
+}

@@ -1,5 +1,6 @@
 import { AllOf, type Strategy, strategyFor } from './algorithms/index.js';
-import { performanceTicker, type Ticker } from './clock.js';
+import { ServerBlocks } from './blocks.js';
+import { monotonic, performanceTicker, type Ticker } from './clock.js';
 import { type Decision, deny, EPSILON, wholeMs } from './decision.js';
 import {
   AdaptiveRate,
@@ -92,12 +93,11 @@ const SWEEP_STEP = 2;
 export class RateLimiter {
   private readonly states = new Map<string, Strategy>();
   /** Ticker time until which a key is blocked by the server. Rarely non-empty. */
-  private readonly blocks = new Map<string, number>();
+  private readonly blocks: ServerBlocks;
   private readonly blueprintOf: (key: string) => Blueprint;
   private readonly maxKeys: number;
-  private readonly clock: Ticker;
-  /** Latest time seen; the ticker is clamped to it, so time never runs backwards here. */
-  private latest = Number.NEGATIVE_INFINITY;
+  /** The ticker, clamped: time never runs backwards here and a bad reading is ignored. */
+  private readonly now: Ticker;
   /** Where the incremental sweep stands in `states`. */
   private cursor: MapIterator<[string, Strategy]> | undefined;
   /** No state rests before this (valid until a state is created); spares futile sweeps. */
@@ -118,7 +118,8 @@ export class RateLimiter {
       );
     }
     this.maxKeys = maxKeys;
-    this.clock = clock;
+    this.now = monotonic(clock);
+    this.blocks = new ServerBlocks(maxKeys);
     this.blueprintOf = resolverFor(policy);
   }
 
@@ -178,14 +179,24 @@ export class RateLimiter {
   blockUntil(key: string, until: number): void {
     assertKey(key);
     assertFiniteNumber('until', until);
-    const current = this.blocks.get(key);
-    if (current === undefined || until > current) this.blocks.set(key, until);
+    this.blocks.set(key, until, this.now());
   }
 
   /** The ticker time `key` is blocked until, or undefined when it is not blocked now. */
   blockedUntil(key: string): number | undefined {
     const until = this.blocks.get(key);
     return until !== undefined && this.now() < until ? until : undefined;
+  }
+
+  /** The keys blocked now, sorted, frozen: the same array while the set is unchanged. */
+  blockedKeys(): readonly string[] {
+    return this.blocks.keys(this.now());
+  }
+
+  /** The earliest ticker time a server block ends, ended ones dropped (Infinity: none). */
+  nextBlockEnd(): number {
+    if (this.blocks.nextEnd <= this.now()) this.blocks.sweep(this.now());
+    return this.blocks.nextEnd;
   }
 
   /**
@@ -340,12 +351,6 @@ export class RateLimiter {
     return this.sweepAll(this.now());
   }
 
-  private now(): number {
-    const t = this.clock();
-    if (t > this.latest) this.latest = t;
-    return this.latest;
-  }
-
   /** The state of `key`, made if it has none and there is room for it (`undefined` if not). */
   private stateFor(key: string, now: number): Strategy | undefined {
     let state = this.states.get(key);
@@ -481,7 +486,7 @@ export class RateLimiter {
         if (at < earliest) earliest = at;
       }
     }
-    for (const [key, until] of this.blocks) if (now >= until) this.blocks.delete(key);
+    this.blocks.sweep(now);
     this.noRestBefore = earliest;
     this.cursor = undefined;
     return dropped;

@@ -1,7 +1,8 @@
 import type { Decision } from '../core/decision.js';
 import { RateLimiter, type ServerQuota } from '../core/limiter.js';
+import { monotonic, type Ticker } from '../core/clock.js';
 import { assertPositiveInteger } from '../core/validate.js';
-import { ServerBlocks } from './blocks.js';
+import { onAbort } from './abort.js';
 import { PacerDisposedError, QueueFullError, RateLimitError } from './errors.js';
 import type { ResolvedPacerOptions } from './options.js';
 import { type KeyState, ProgressReports, reportStarted } from './progress.js';
@@ -30,7 +31,6 @@ import { WaitingTasks } from './waiting.js';
 export class Scheduler {
   protected readonly limiter: RateLimiter;
   protected readonly waiting: WaitingTasks;
-  protected readonly blocks = new ServerBlocks();
   private readonly timer: Timer;
   private readonly store: SnapshotStore;
   protected inFlight = 0;
@@ -39,7 +39,11 @@ export class Scheduler {
   protected paused = false;
   protected disposed = false;
   protected order = 0;
-  private latest = Number.NEGATIVE_INFINITY;
+  /**
+   * The pacer's time base: its clock, clamped (`monotonic`): never backwards, and a reading of
+   * NaN or ±Infinity is ignored (the last good time stands), so no wait can be computed from it.
+   */
+  readonly now: Ticker;
   protected flushing = false;
   private again = false;
   private idleWaiters: (() => void)[] = [];
@@ -48,7 +52,8 @@ export class Scheduler {
 
   constructor(protected readonly options: ResolvedPacerOptions) {
     const { limits, maxKeys, clock, mode } = options;
-    this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: () => clock.now() });
+    this.now = monotonic(() => clock.now());
+    this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: this.now });
     this.waiting = new WaitingTasks(
       this.waitOf(mode),
       () => this.now(),
@@ -60,7 +65,7 @@ export class Scheduler {
       inFlight: this.inFlight,
       admitted: this.admitted,
       denied: this.denied,
-      blockedKeys: this.blocks.keys,
+      blockedKeys: this.limiter.blockedKeys(),
       paused: this.paused,
       disposed: this.disposed,
     }));
@@ -138,17 +143,20 @@ export class Scheduler {
     this.inFlight++;
     reportStarted(options.onProgress);
     let result: T | PromiseLike<T>;
+    let thenable: boolean;
     try {
       result = run();
+      // Reading `then` may throw (a getter, a revoked Proxy): the task failed, its slot is free.
+      thenable = isThenable(result);
     } catch (error) {
       this.taskEnded();
       return Promise.reject(error);
     }
-    if (!isThenable(result)) {
+    if (!thenable) {
       // A synchronous task is over when it returns: its slot is free at once, and one
       // promise (the caller's) is all it costs.
       this.taskEnded();
-      return Promise.resolve(result);
+      return Promise.resolve(result as T);
     }
     this.store.publish();
     return Promise.resolve(result).then(this.taskDone, this.taskFailed);
@@ -211,10 +219,8 @@ export class Scheduler {
     const created = createTask(run, options, this.order++);
     const { task } = created;
     const { signal } = options;
-    if (signal !== undefined) {
-      task.onAbort = () => this.abort(task);
-      signal.addEventListener('abort', task.onAbort, { once: true });
-    }
+    // One listener per signal, however many tasks share it (see abort.ts).
+    if (signal !== undefined) task.onAbort = onAbort(signal, () => this.abort(task));
     if (task.onProgress !== undefined) this.progress.track(task.key);
     this.waiting.add(task, options.front);
     return created;
@@ -278,7 +284,6 @@ export class Scheduler {
   }
 
   getSnapshot(): PacerSnapshot {
-    this.blocks.sweep(this.now());
     return this.store.current();
   }
 
@@ -318,7 +323,7 @@ export class Scheduler {
   }
 
   private detach(task: Task): void {
-    if (task.onAbort !== undefined) task.signal?.removeEventListener('abort', task.onAbort);
+    task.onAbort?.();
     task.onAbort = undefined;
   }
 
@@ -365,14 +370,16 @@ export class Scheduler {
     reportStarted(task.onProgress);
     this.inFlight++;
     let result: unknown;
+    let thenable: boolean;
     try {
       result = task.run();
+      thenable = isThenable(result); // may throw, as in `startNow`
     } catch (error) {
       this.finish(task, false, error);
       return;
     }
     // As in `startNow`: a synchronous task is over when it returns, and so is its slot.
-    if (!isThenable(result)) {
+    if (!thenable) {
       this.finish(task, true, result);
       return;
     }
@@ -390,7 +397,6 @@ export class Scheduler {
 
   /** After `blockUntil`/`observe`: mirror the key's block and re-time its waiting tasks. */
   protected serverSaid(key: string): void {
-    this.blocks.set(key, this.limiter.blockedUntil(key));
     this.waiting.retimeKey(key);
     this.flush();
   }
@@ -409,7 +415,6 @@ export class Scheduler {
         this.again = false;
         this.pump();
       } while (this.again);
-      if (this.blocks.nextEnd !== Number.POSITIVE_INFINITY) this.blocks.sweep(this.now());
       this.arm();
     } finally {
       this.flushing = false;
@@ -443,20 +448,13 @@ export class Scheduler {
     // With every slot taken nothing can start on a timer: the next settle pumps instead.
     const none = Number.POSITIVE_INFINITY;
     const due = this.hasSlot() ? (this.waiting.earliest()?.due ?? none) : none;
-    const at = Math.min(due, this.blocks.nextEnd);
+    const at = Math.min(due, this.limiter.nextBlockEnd());
     if (at === none) {
       this.timer.clear();
       return;
     }
     // Waiting tasks are work that should keep a Node process alive; a block expiry is not.
     this.timer.set(at, at - this.now(), this.waiting.size > 0);
-  }
-
-  /** The clock, clamped so time never runs backwards here (like the limiter's). */
-  now(): number {
-    const t = this.options.clock.now();
-    if (t > this.latest) this.latest = t;
-    return this.latest;
   }
 }
 

@@ -238,19 +238,18 @@ export class SharedScheduler extends Scheduler {
     batch: readonly Task[],
     answers: readonly Decision[],
   ): void {
-    this.taking -= batch.length;
     // Disposed meanwhile: every task was rejected then, and a grant goes unused.
-    if (this.disposed) return;
+    if (this.disposed) {
+      this.taking -= batch.length;
+      return;
+    }
     const { key } = waiting;
     const now = this.now();
     const last = answers[answers.length - 1];
     if (last !== undefined) this.shared.record(key, last, now, this.limiter.policyOf(key));
     const held = this.paused || this.limiter.blockedUntil(key) !== undefined;
     const sorted = sortAnswers(batch, answers, this.options.mode === 'reject', held);
-    if (sorted.blockedMs > 0) {
-      this.limiter.blockUntil(key, now + sorted.blockedMs);
-      this.blocks.set(key, this.limiter.blockedUntil(key));
-    }
+    if (sorted.blockedMs > 0) this.limiter.blockUntil(key, now + sorted.blockedMs);
     for (const [task, decision] of sorted.rejects) {
       this.waiting.remove(task);
       this.denied++;
@@ -266,7 +265,13 @@ export class SharedScheduler extends Scheduler {
     const blockEnd = this.options.mode === 'queue' ? now + this.blockWait(key) : now;
     this.release(waiting, Math.max(due, blockEnd));
     this.admitted += sorted.starts.length;
-    for (const task of sorted.starts) this.start(task);
+    // The slots of the tasks that start stay taken until each one has: one that is over when
+    // it returns flushes, and that flush must not hand the next task's slot to another call.
+    this.taking -= batch.length - sorted.starts.length;
+    for (const task of sorted.starts) {
+      this.taking--;
+      this.start(task);
+    }
     this.flush();
   }
 

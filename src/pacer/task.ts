@@ -1,5 +1,5 @@
 import { assertPositiveInteger, describe } from '../core/validate.js';
-import type { DueItem } from './due-heap.js';
+import type { DueItem } from '../core/due-heap.js';
 import type { Line, LineNode } from './line.js';
 import type { ScheduleOptions, TaskProgress } from './types.js';
 

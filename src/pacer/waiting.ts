@@ -1,4 +1,4 @@
-import { DueHeap } from './due-heap.js';
+import { DueHeap } from '../core/due-heap.js';
 import { Line } from './line.js';
 import type { Task, WaitingKey } from './task.js';
 

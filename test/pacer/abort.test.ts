@@ -101,15 +101,21 @@ describe('abort', () => {
   it('removes its listener when a waiting task starts, and when it settles', async () => {
     const { clock, pacer } = harness({ limits: perSecond(1) });
     pacer.schedule(() => 'first');
-    const controller = new AbortController();
-    const listeners = trackListeners(controller.signal);
-    const ok = outcome(pacer.schedule(() => 'ok', { signal: controller.signal }));
+    // A signal each: tasks sharing one signal share its one listener (hostile.test.ts).
+    const controllers = [new AbortController(), new AbortController()] as const;
+    const tracked = controllers.map((controller) => trackListeners(controller.signal));
+    const listeners = {
+      get live() {
+        return (tracked[0]?.live ?? 0) + (tracked[1]?.live ?? 0);
+      },
+    };
+    const ok = outcome(pacer.schedule(() => 'ok', { signal: controllers[0].signal }));
     const failed = outcome(
       pacer.schedule(
         () => {
           throw new Error('fails');
         },
-        { signal: controller.signal },
+        { signal: controllers[1].signal },
       ),
     );
     expect(listeners.live).toBe(2);

@@ -1,5 +1,5 @@
 import { PacerError } from '../../pacer/errors.js';
-import { onAbort } from '../abort.js';
+import { onAbort } from '../../pacer/abort.js';
 
 /** Shared stores' answer when the store has been out too long (fail-closed). */
 export class StoreUnavailableError extends PacerError {
