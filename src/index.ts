@@ -18,6 +18,7 @@ export {
   RateLimiter,
   type RateLimiterOptions,
   type ServerQuota,
+  type ServerSignal,
 } from './core/limiter.js';
 export {
   type Algorithm,

@@ -1,34 +1,36 @@
-import { AllOf, type Strategy, strategyFor } from './algorithms/index.js';
+import type { Strategy } from './algorithms/index.js';
 import { ServerBlocks } from './blocks.js';
 import { monotonic, performanceTicker, type Ticker } from './clock.js';
-import { type Decision, deny, EPSILON, wholeMs } from './decision.js';
 import {
-  AdaptiveRate,
-  AIMD,
-  Learned,
+  type CompiledPolicy,
+  compilePolicy,
+  type PolicyInput,
+  type PolicyResolver,
+  type PolicySummary,
+  policyResolver,
+} from './compile.js';
+import { type Decision, deny, wholeMs } from './decision.js';
+import {
+  applySignal,
+  type KeyStates,
   type LearnedPolicy,
-  type LearnedSource,
-  type LearningNote,
-  type Lesson,
-  NOTE,
-} from './learned.js';
-import { type Policy, resolvePolicy } from './policy.js';
+  learnedCounterOf,
+  learnedPolicyOf,
+} from './learning.js';
+import { assertSignal, type ServerSignal } from './signal.js';
+import { IncrementalSweep } from './sweep.js';
 import {
   assertBound,
-  assertKnownOptions,
   assertFiniteNumber,
   assertKey,
+  assertKnownOptions,
   assertPositiveInteger,
   describe,
 } from './validate.js';
 
-export type { LearnedPolicy, LearnedSource } from './learned.js';
-
-/** One policy, or several that must all allow (`[perSecond(10), perDay(1000)]`). */
-export type PolicyInput = Policy | readonly Policy[];
-
-/** Picks the policy of a key when its state is created, for per-tier limits. */
-export type PolicyResolver = (key: string) => PolicyInput;
+export type { PolicyInput, PolicyResolver, PolicySummary } from './compile.js';
+export type { LearnedPolicy, LearnedSource } from './learning.js';
+export type { ServerQuota, ServerSignal } from './signal.js';
 
 export interface RateLimiterOptions {
   /** The policy of every key, or a function of the key (called once per new key state). */
@@ -43,44 +45,6 @@ export interface RateLimiterOptions {
   readonly clock?: Ticker;
 }
 
-/** What a server said about a key's quota (from RateLimit headers). */
-export interface ServerQuota {
-  /** Permits the server says are left. */
-  readonly remaining: number;
-  /** ms until the server's quota resets; with `remaining: 0` the key is blocked that long. */
-  readonly resetMs?: number;
-  /**
-   * The server's limit per `windowMs`. With `windowMs` it is the server's policy, which the key
-   * adopts as a learned policy (see `RateLimiter.learn`); alone it changes nothing (a server's
-   * limit without its window says nothing of its rate).
-   */
-  readonly limit?: number;
-  /** The server's window in ms (`RateLimit-Policy: "p";q=20;w=1` is 1000), with `limit`. */
-  readonly windowMs?: number;
-}
-
-/** What a key's policy allows, whatever its algorithms (the tightest of several policies). */
-export interface PolicySummary {
-  /** Most permits at once: the smallest `burst ?? limit` (a learned policy's included). */
-  readonly capacity: number;
-  /** The smallest `limit` (a learned policy's included). */
-  readonly limit: number;
-  /** Sustained permits per ms: the slowest `limit / windowMs` (a learned policy's included). */
-  readonly ratePerMs: number;
-  /** The policy the key learned on top of its own, if any (see `RateLimiter.learn`). */
-  readonly learned?: LearnedPolicy;
-}
-
-/** A compiled policy input: how to make a key's state, and what its policy allows. */
-interface Blueprint extends PolicySummary {
-  readonly create: () => Strategy;
-  /** The fastest `limit / windowMs`: the rate a learned rate (AIMD) starts from and ends at. */
-  readonly peakPerMs: number;
-}
-
-/** States looked at by the automatic sweep per new key: enough to outpace key creation. */
-const SWEEP_STEP = 2;
-
 /**
  * A keyed rate limiter: one state per key (per user, per origin, per API token), each counted
  * under its policy. Pure and synchronous: it reads the ticker once per decision and never sets
@@ -94,12 +58,17 @@ export class RateLimiter {
   private readonly states = new Map<string, Strategy>();
   /** Ticker time until which a key is blocked by the server. Rarely non-empty. */
   private readonly blocks: ServerBlocks;
-  private readonly blueprintOf: (key: string) => Blueprint;
+  private readonly compiled: (key: string) => CompiledPolicy;
   private readonly maxKeys: number;
-  /** The ticker, clamped: time never runs backwards here and a bad reading is ignored. */
-  private readonly now: Ticker;
-  /** Where the incremental sweep stands in `states`. */
-  private cursor: MapIterator<[string, Strategy]> | undefined;
+  /**
+   * The limiter's time base: its ticker, clamped (`monotonic`), so time never runs backwards
+   * here and a reading of NaN or ±Infinity is ignored. `blockUntil` takes times of it.
+   */
+  readonly now: Ticker;
+  /** Drops keys at rest as new keys arrive (sweep.ts). */
+  private readonly sweep = new IncrementalSweep(this.states, (state: Strategy, now) =>
+    state.isAtRest(now),
+  );
   /** No state rests before this (valid until a state is created); spares futile sweeps. */
   private noRestBefore = Number.NEGATIVE_INFINITY;
 
@@ -120,7 +89,7 @@ export class RateLimiter {
     this.maxKeys = maxKeys;
     this.now = monotonic(clock);
     this.blocks = new ServerBlocks(maxKeys);
-    this.blueprintOf = resolverFor(policy);
+    this.compiled = policyResolver(policy, 'policy');
   }
 
   /** Keys with live state. */
@@ -134,14 +103,14 @@ export class RateLimiter {
     const now = this.now();
     let state = this.states.get(key);
     if (state === undefined) {
-      const blueprint = this.blueprint(key, cost);
-      const blocked = this.blockedDecision(key, now, cost, undefined, blueprint.limit);
+      const compiled = this.compiledFor(key, cost);
+      const blocked = this.blockedDecision(key, now, cost, undefined, compiled.limit);
       if (blocked !== undefined) return blocked;
       if (this.states.size >= this.maxKeys && !this.makeRoom(now)) {
-        return this.keyLimitDecision(now, blueprint.limit);
+        return this.keyLimitDecision(now, compiled.limit);
       }
-      state = blueprint.create();
-      this.sweepSome(now);
+      state = compiled.create();
+      this.sweep.step(now);
       this.states.set(key, state);
       this.noRestBefore = Number.NEGATIVE_INFINITY;
     } else {
@@ -163,13 +132,13 @@ export class RateLimiter {
       if (cost > state.capacity) throw costError(cost, state.capacity);
       return this.blockedDecision(key, now, cost, state, 0) ?? state.peek(now, cost);
     }
-    const blueprint = this.blueprint(key, cost);
-    const blocked = this.blockedDecision(key, now, cost, undefined, blueprint.limit);
+    const compiled = this.compiledFor(key, cost);
+    const blocked = this.blockedDecision(key, now, cost, undefined, compiled.limit);
     if (blocked !== undefined) return blocked;
     if (this.states.size >= this.maxKeys && !this.anyAtRest(now)) {
-      return this.keyLimitDecision(now, blueprint.limit);
+      return this.keyLimitDecision(now, compiled.limit);
     }
-    return blueprint.create().peek(now, cost);
+    return compiled.create().peek(now, cost);
   }
 
   /**
@@ -200,102 +169,14 @@ export class RateLimiter {
   }
 
   /**
-   * The server's count for `key`: lowers the local credit to at most `remaining` (never raises
-   * it), and with nothing remaining blocks the key for `resetMs`.
-   *
-   * With `limit` and `windowMs` (the server's policy) the key adopts `limit` per `windowMs` as
-   * its learned policy (a sliding log: never more than `limit` in any window), `remaining` is
-   * the count of that policy, and the block ends no later than one window after the answer
-   * that opened the server's window (the one that said `limit - 1`): a reset in whole seconds
-   * would hold the key up to a second too long.
+   * What the server said of `key` (see `ServerSignal`): a count lowers local credit, a policy
+   * becomes a learned one, a refusal blocks the key or teaches a rate, a probe holds an unknown
+   * key to one request at a time. The rules are `applySignal`'s (learning.ts).
    */
-  observe(key: string, quota: ServerQuota): void {
+  observe(key: string, signal: ServerSignal): void {
     assertKey(key);
-    const { remaining, resetMs, limit, windowMs } = quota;
-    if (!(Number.isInteger(remaining) && remaining >= 0)) {
-      throw new RangeError(
-        `[fetch-pacer] Expected \`remaining\` to be an integer >= 0, got ${describe(remaining)}`,
-      );
-    }
-    const note = (quota as { readonly [NOTE]?: LearningNote })[NOTE];
-    if (note !== undefined) {
-      this.heed(key, note);
-      return;
-    }
-    const now = this.now();
-    const ends = resetMs !== undefined && resetMs > 0 ? now + resetMs : undefined;
-    if (limit !== undefined && windowMs !== undefined && isWindow(limit, windowMs)) {
-      const lesson = this.adopt(key, now, { limit, windowMs, algorithm: 'sliding-log' }, 'server');
-      if (lesson !== undefined) {
-        if (remaining === limit - 1) lesson.openedAt = now;
-        // Permits the log does not know of (another client's) count a whole window from now,
-        // unless the server's window resets sooner (a fixed window): then only its block holds.
-        if (ends === undefined || ends >= now + windowMs)
-          lesson.part.lowerRemaining(now, remaining);
-        if (remaining === 0 && ends !== undefined) {
-          const reopens = lesson.openedAt + windowMs;
-          this.blockUntil(key, reopens > now && reopens < ends ? reopens : ends);
-        }
-        return;
-      }
-    }
-    if (remaining === 0 && ends !== undefined) this.blockUntil(key, ends);
-    this.stateFor(key, now)?.lowerRemaining(now, remaining);
-  }
-
-  /**
-   * Gives `key` a learned policy on top of its own: a request must be allowed by both (the
-   * tighter of the two decides). It replaces the policy the key learned before, and starts
-   * with the permits the key has in use now, so a key never gains credit by learning: its
-   * credit stays at most what its own policy allows. `undefined` drops a learned policy.
-   *
-   * A learned policy lives in the key's state: it counts against `maxKeys` (no room, no
-   * lesson), and it is forgotten with the key at rest, or by `reset(key)`.
-   */
-  learn(key: string, policy: Policy | undefined): void {
-    assertKey(key);
-    if (policy === undefined) {
-      this.forget(key, undefined);
-      return;
-    }
-    this.adopt(key, this.now(), policy, 'client');
-  }
-
-  /**
-   * The server refused a request of `key` without saying its policy (a bare 429, nginx's
-   * `limit_req`): AIMD (see `AIMD` for the constants). The third refusal within a second makes
-   * the key learn a rate: half its own fastest rate. Each later refusal halves it again; it
-   * grows back linearly as requests go through, and is dropped once it is back at the key's
-   * own rate. Refusals before any request was let through at the new rate are echoes of the
-   * same excess and count once. A policy the server advertised wins: it is not cut.
-   */
-  refused(key: string): void {
-    assertKey(key);
-    const now = this.now();
-    const state = this.stateFor(key, now);
-    if (state === undefined) return;
-    const { peakPerMs } = this.blueprintOf(key);
-    const learned = state instanceof Learned ? state : new Learned(state, undefined, peakPerMs);
-    const lesson = learned.lesson;
-    if (lesson?.policy.source === 'server') return;
-    if (lesson?.part instanceof AdaptiveRate) {
-      lesson.part.cut(now);
-      return;
-    }
-    if (learned !== state) this.states.set(key, learned);
-    if (now - learned.struckAt > AIMD.STRIKE_MS) {
-      learned.struckAt = now;
-      learned.strikes = 0;
-    }
-    if (++learned.strikes < AIMD.STRIKES) return;
-    // The first cut halves the key's own rate. (The rate it was really sending at is not
-    // known any more: by the time its refusals are read, its own bucket may have refilled.)
-    const ratePerMs = peakPerMs * AIMD.CUT;
-    learned.lesson = {
-      part: new AdaptiveRate(ratePerMs, now),
-      policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
-      openedAt: Number.NEGATIVE_INFINITY,
-    };
+    assertSignal(signal);
+    applySignal(this.keyStates, key, this.now(), signal);
   }
 
   /**
@@ -306,7 +187,7 @@ export class RateLimiter {
     const state = this.states.get(key);
     if (state !== undefined) return state.level(this.now());
     assertKey(key);
-    return this.blueprintOf(key).create().level(this.now());
+    return this.compiled(key).create().level(this.now());
   }
 
   /**
@@ -314,19 +195,14 @@ export class RateLimiter {
    * the policy it learned (`learned`), which counts in the tightest figures. With a policy
    * function, it is asked again.
    */
-  policyOf(key: string): PolicySummary {
+  policyOf(key: string): PolicySummary & { readonly learned?: LearnedPolicy } {
     assertKey(key);
-    const { capacity, limit, ratePerMs } = this.blueprintOf(key);
+    const { capacity, limit, ratePerMs } = this.compiled(key);
     const state = this.states.get(key);
-    const lesson = state instanceof Learned ? state.lesson : undefined;
-    if (lesson === undefined) return { capacity, limit, ratePerMs };
-    const { part } = lesson;
-    const learned: LearnedPolicy =
-      part instanceof AdaptiveRate
-        ? { limit: 1, windowMs: 1 / part.ratePerMs, source: 'rate' }
-        : lesson.policy;
+    const learned = learnedPolicyOf(state);
+    if (learned === undefined) return { capacity, limit, ratePerMs };
     return {
-      capacity: Math.min(capacity, part.capacity),
+      capacity: Math.min(capacity, learnedCounterOf(state)?.capacity ?? capacity),
       limit: Math.min(limit, learned.limit),
       ratePerMs: Math.min(ratePerMs, learned.limit / learned.windowMs),
       learned,
@@ -338,7 +214,7 @@ export class RateLimiter {
     if (key === undefined) {
       this.states.clear();
       this.blocks.clear();
-      this.cursor = undefined;
+      this.sweep.restart();
       this.noRestBefore = Number.NEGATIVE_INFINITY;
       return;
     }
@@ -356,82 +232,30 @@ export class RateLimiter {
     let state = this.states.get(key);
     if (state !== undefined) return state;
     if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return undefined;
-    state = this.blueprintOf(key).create();
+    state = this.compiled(key).create();
     this.states.set(key, state);
     this.noRestBefore = Number.NEGATIVE_INFINITY;
     return state;
   }
 
-  /**
-   * Makes `policy` the learned policy of `key` (unless it already is, from the same source) and
-   * returns it; `undefined` when there is no room for the key's state.
-   */
-  private adopt(
-    key: string,
-    now: number,
-    policy: Policy,
-    source: LearnedSource,
-  ): Lesson | undefined {
-    const state = this.stateFor(key, now);
-    if (state === undefined) return undefined;
-    const current = state instanceof Learned ? state.lesson : undefined;
-    if (
-      current !== undefined &&
-      current.policy.source === source &&
-      current.policy.limit === policy.limit &&
-      current.policy.windowMs === policy.windowMs
-    ) {
-      return current;
-    }
-    const resolved = resolvePolicy(policy, 'policy');
-    const part = strategyFor(resolved);
-    // The new policy starts with the permits in use now (in flight, or not refilled yet), as
-    // the policy it replaces counts them, or the key's own: learning never hands out credit.
-    const before = current?.part ?? (state instanceof Learned ? state.base : state);
-    const inUse = Math.ceil(before.capacity - before.level(now) - EPSILON);
-    if (inUse > 0) part.lowerRemaining(now, Math.max(0, resolved.capacity - inUse));
-    const lesson: Lesson = {
-      part,
-      policy: { limit: resolved.limit, windowMs: resolved.windowMs, source },
-      openedAt: Number.NEGATIVE_INFINITY,
-    };
-    this.teach(key, state, lesson, this.blueprintOf(key).peakPerMs);
-    return lesson;
-  }
+  /** The limiter's keys as the learning sees them (learning.ts). */
+  private readonly keyStates: KeyStates = {
+    stateFor: (key, now) => this.stateFor(key, now),
+    stateOf: (key) => this.states.get(key),
+    replace: (key, state) => {
+      this.states.set(key, state);
+      // The key may rest sooner (or later) with it.
+      this.noRestBefore = Number.NEGATIVE_INFINITY;
+    },
+    compiled: (key) => this.compiled(key),
+    blockUntil: (key, until) => this.blockUntil(key, until),
+  };
 
-  private teach(key: string, state: Strategy, lesson: Lesson, peakPerMs: number): void {
-    if (state instanceof Learned) state.lesson = lesson;
-    else this.states.set(key, new Learned(state, lesson, peakPerMs));
-  }
-
-  /** Drops the learned policy of `key` (only one from `source`, when given). */
-  private forget(key: string, source: LearnedSource | undefined): void {
-    const state = this.states.get(key);
-    if (!(state instanceof Learned) || state.lesson === undefined) return;
-    if (source !== undefined && state.lesson.policy.source !== source) return;
-    // Unwrapped, the key pays nothing for learning again; a strike to remember keeps it.
-    if (state.struckAt === Number.NEGATIVE_INFINITY) this.states.set(key, state.base);
-    else state.lesson = undefined;
-    // The key may rest sooner without it.
-    this.noRestBefore = Number.NEGATIVE_INFINITY;
-  }
-
-  /** What the paced fetch said beyond the server's count (see `NOTE`). */
-  private heed(key: string, note: LearningNote): void {
-    if (note.probe !== undefined) {
-      const state = this.states.get(key);
-      const known = state instanceof Learned && state.lesson !== undefined;
-      if (!known) this.adopt(key, this.now(), note.probe, 'client');
-    }
-    if (note.unprobe === true) this.forget(key, 'client');
-    if (note.refused === true) this.refused(key);
-  }
-
-  private blueprint(key: string, cost: number): Blueprint {
+  private compiledFor(key: string, cost: number): CompiledPolicy {
     assertKey(key);
-    const blueprint = this.blueprintOf(key);
-    if (cost > blueprint.capacity) throw costError(cost, blueprint.capacity);
-    return blueprint;
+    const compiled = this.compiled(key);
+    if (cost > compiled.capacity) throw costError(cost, compiled.capacity);
+    return compiled;
   }
 
   /** A 'blocked' denial if the server's block on `key` still holds at `now`. */
@@ -488,25 +312,8 @@ export class RateLimiter {
     }
     this.blocks.sweep(now);
     this.noRestBefore = earliest;
-    this.cursor = undefined;
+    this.sweep.restart();
     return dropped;
-  }
-
-  /**
-   * The amortised sweep: each new key pays for looking at SWEEP_STEP existing ones, so the
-   * cursor laps the map faster than keys are added and every idle key is found within a lap.
-   */
-  private sweepSome(now: number): void {
-    for (let step = 0; step < SWEEP_STEP; step++) {
-      this.cursor ??= this.states.entries();
-      const next = this.cursor.next();
-      if (next.done) {
-        this.cursor = undefined;
-        return;
-      }
-      const [key, state] = next.value;
-      if (state.isAtRest(now)) this.states.delete(key);
-    }
   }
 }
 
@@ -521,59 +328,11 @@ function costError(cost: number, capacity: number): RangeError {
   );
 }
 
-function compile(input: PolicyInput, field: string): Blueprint {
-  if (Array.isArray(input)) {
-    if (input.length === 0) {
-      throw new TypeError(
-        `[fetch-pacer] Expected \`${field}\` to hold at least one policy, got []`,
-      );
-    }
-    const resolved = input.map((policy, index) => resolvePolicy(policy, `${field}[${index}]`));
-    if (resolved.length === 1) return compile(input[0] as Policy, field);
-    const rates = resolved.map((policy) => policy.limit / policy.windowMs);
-    return {
-      create: () => new AllOf(resolved.map(strategyFor)),
-      capacity: Math.min(...resolved.map((policy) => policy.capacity)),
-      limit: Math.min(...resolved.map((policy) => policy.limit)),
-      ratePerMs: Math.min(...rates),
-      peakPerMs: Math.max(...rates),
-    };
-  }
-  const resolved = resolvePolicy(input as Policy, field);
-  const { capacity, limit, windowMs } = resolved;
-  const ratePerMs = limit / windowMs;
-  return { create: () => strategyFor(resolved), capacity, limit, ratePerMs, peakPerMs: ratePerMs };
-}
-
 /**
  * Validates a policy input and says what it allows, naming `field` in errors (the pacer calls
  * its option `limits`).
  */
 export function summarizePolicy(input: PolicyInput, field: string): PolicySummary {
-  const { capacity, limit, ratePerMs } = compile(input, field);
+  const { capacity, limit, ratePerMs } = compilePolicy(input, field);
   return { capacity, limit, ratePerMs };
-}
-
-/** `limit` per `windowMs` as a server may advertise it: a positive integer per a positive span. */
-function isWindow(limit: number, windowMs: number): boolean {
-  return Number.isInteger(limit) && limit > 0 && Number.isFinite(windowMs) && windowMs > 0;
-}
-
-function resolverFor(policy: RateLimiterOptions['policy']): (key: string) => Blueprint {
-  if (typeof policy !== 'function') {
-    const blueprint = compile(policy, 'policy');
-    return () => blueprint;
-  }
-  // Policies returned for keys are usually a few shared objects (tiers): compile each once.
-  const compiled = new WeakMap<object, Blueprint>();
-  return (key) => {
-    const input = policy(key);
-    if (typeof input !== 'object' || input === null) return compile(input, `policy('${key}')`);
-    let blueprint = compiled.get(input);
-    if (blueprint === undefined) {
-      blueprint = compile(input, `policy('${key}')`);
-      compiled.set(input, blueprint);
-    }
-    return blueprint;
-  };
 }

@@ -1,6 +1,5 @@
-import { type LearningNote, NOTE } from '../core/learned.js';
-import type { ServerQuota } from '../core/limiter.js';
-import type { Policy } from '../core/policy.js';
+import type { ServerQuota, ServerSignal } from '../core/signal.js';
+import { IncrementalSweep } from '../core/sweep.js';
 import { assertKnownOptions, describe } from '../core/validate.js';
 import type { Pacer } from '../pacer/types.js';
 import type { ServerQuotaReport } from './ratelimit-headers.js';
@@ -44,30 +43,40 @@ export function resolveLearn(learn: boolean | LearnOptions | undefined): {
 export const PROBE_MS = 1_000;
 
 /** One request per `PROBE_MS`: what a key may send until its server has answered once. */
-const PROBE: Policy = Object.freeze({ limit: 1, windowMs: PROBE_MS, algorithm: 'sliding-log' });
+const PROBE: ServerSignal = Object.freeze({ kind: 'probe', limit: 1, windowMs: PROBE_MS });
 
-/** A probe without an answer after this long is forgotten by the adapter (ms). */
+const ANSWERED: ServerSignal = Object.freeze({ kind: 'answered' });
+
+const REFUSAL: ServerSignal = Object.freeze({ kind: 'refusal' });
+
+/** A probe without an answer after this long is forgotten by the prober (ms). */
 const PROBE_FORGOTTEN_MS = 10 * PROBE_MS;
 
-/** Entries looked at per new probe, so lost probes are dropped without a timer or a scan. */
-const SWEEP_STEP = 2;
+/**
+ * The RateLimit headers of an answer as a signal: an advertised policy (`limit` per `windowMs`)
+ * when the server sent one and the paced fetch learns, else its count alone.
+ */
+export function signalOf(quota: ServerQuota, learning: boolean): ServerSignal {
+  const { remaining, resetMs, limit, windowMs } = quota;
+  if (learning && limit !== undefined && windowMs !== undefined) {
+    return { kind: 'policy', limit, windowMs, remaining, resetMs };
+  }
+  return { kind: 'quota', remaining, resetMs };
+}
 
 /**
- * What a paced fetch learns of a server's rate, beyond its count (`readRateLimitHeaders`):
- *
- * - a key at rest (unknown, or idle long enough to have forgotten) first sends one request and
- *   waits for its answer (`calling`), so a burst never reaches a server whose limit is unknown;
- * - an advertised policy (`RateLimit-Policy`, `limit` + `windowMs`) becomes the key's learned
- *   policy (`RateLimiter.observe`);
- * - a refusal without any RateLimit header cuts the key's learned rate (AIMD,
- *   `RateLimiter.refused`).
- *
- * One adapter per pacer, shared by every paced fetch on it.
+ * The probes of one pacer's keys (`learn: { probe: true }`): a key at rest (unknown, or idle
+ * long enough to have forgotten) first sends one request and waits for its answer, so a burst
+ * never reaches a server whose limit is unknown. One per pacer, shared by every paced fetch on
+ * it; a probe whose answer never came (a network error) is dropped after a while.
  */
-export class Adapter {
+export class Prober {
   /** Keys probed and not answered yet: pacer time the probe was set. */
   private readonly probing = new Map<string, number>();
-  private cursor: MapIterator<[string, number]> | undefined;
+  private readonly sweep = new IncrementalSweep(
+    this.probing,
+    (since: number, now) => now - since > PROBE_FORGOTTEN_MS,
+  );
 
   constructor(private readonly pacer: Pacer) {}
 
@@ -78,54 +87,25 @@ export class Adapter {
     // Busy: requests of it are out, waiting, or held by the server; its answers teach it.
     if (level < capacity || queued > 0 || blockedUntil !== undefined) return;
     const now = this.pacer.now();
-    this.sweep(now);
+    this.sweep.step(now);
     this.probing.set(key, now);
-    this.tell(key, { probe: PROBE });
+    this.pacer.observe(key, PROBE);
   }
 
-  /**
-   * After an answer of `key`: its RateLimit headers (`quota`, if read and usable), and whether
-   * it was a refusal (429/503) without a `Retry-After`. A refusal with neither says only "too
-   * fast": AIMD. (One with a Retry-After says when to come back, which the key's block does.)
-   */
-  answered(key: string, quota: ServerQuotaReport | undefined, refused: boolean): void {
-    const probed = this.probing.delete(key);
-    // An advertised policy replaces the probe (and any learned rate) in `observe`.
-    if (quota !== undefined) this.pacer.observe(key, quota);
-    if (quota?.limit !== undefined && quota.windowMs !== undefined) return;
-    const bare = refused && quota === undefined;
-    if (probed || bare) this.tell(key, { unprobe: probed, refused: bare });
-  }
-
-  /**
-   * A note rides on `observe` (see `NOTE`). Its `remaining` is for a shared store, which the
-   * pacer also tells: 0 for a refusal (true), else a count that lowers nothing.
-   */
-  private tell(key: string, note: LearningNote): void {
-    const remaining = note.refused === true ? 0 : Number.MAX_SAFE_INTEGER;
-    this.pacer.observe(key, { remaining, [NOTE]: note } as ServerQuota);
-  }
-
-  private sweep(now: number): void {
-    for (let step = 0; step < SWEEP_STEP; step++) {
-      this.cursor ??= this.probing.entries();
-      const next = this.cursor.next();
-      if (next.done) {
-        this.cursor = undefined;
-        return;
-      }
-      const [key, since] = next.value;
-      if (now - since > PROBE_FORGOTTEN_MS) this.probing.delete(key);
-    }
+  /** An answer of `key` came: true if it was probed (and is not any more). */
+  answered(key: string): boolean {
+    return this.probing.delete(key);
   }
 }
 
-const adapters = new WeakMap<Pacer, Adapter>();
+const probers = new WeakMap<Pacer, Prober>();
 
 /**
- * What a paced fetch does with an answer of `key`: with `learning`, the adapter's `answered`;
- * without, the server's count alone (its advertised policy is not adopted). `refused`: a
- * refusal without Retry-After. Returns nothing, for `return heard(...)`.
+ * What a paced fetch tells its pacer of an answer of `key`: its RateLimit headers (`quota`, if
+ * read and usable) as a signal, and with `learning` a refusal without any header or Retry-After
+ * (`refused`: the server said only "too fast", AIMD) and the end of a probe. (A refusal with a
+ * Retry-After says when to come back, which the key's block does.) Returns nothing, for
+ * `return heard(...)`.
  */
 export function heard(
   pacer: Pacer,
@@ -134,19 +114,27 @@ export function heard(
   refused: boolean,
   learning: boolean,
 ): undefined {
-  if (learning) adapterOf(pacer).answered(key, quota, refused);
-  else if (quota !== undefined) {
-    const { remaining, resetMs } = quota;
-    pacer.observe(key, resetMs === undefined ? { remaining } : { remaining, resetMs });
+  if (!learning) {
+    if (quota !== undefined) pacer.observe(key, signalOf(quota, false));
+    return;
   }
+  const probed = probers.get(pacer)?.answered(key) === true;
+  if (quota !== undefined) {
+    const signal = signalOf(quota, true);
+    pacer.observe(key, signal);
+    // An advertised policy replaces the probe (and any learned rate).
+    if (signal.kind === 'policy') return;
+  }
+  if (probed) pacer.observe(key, ANSWERED);
+  if (refused && quota === undefined) pacer.observe(key, REFUSAL);
 }
 
-/** The adapter of `pacer`, made on first use. */
-export function adapterOf(pacer: Pacer): Adapter {
-  let adapter = adapters.get(pacer);
-  if (adapter === undefined) {
-    adapter = new Adapter(pacer);
-    adapters.set(pacer, adapter);
+/** The prober of `pacer`, made on first use. */
+export function adapterOf(pacer: Pacer): Prober {
+  let prober = probers.get(pacer);
+  if (prober === undefined) {
+    prober = new Prober(pacer);
+    probers.set(pacer, prober);
   }
-  return adapter;
+  return prober;
 }

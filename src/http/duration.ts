@@ -1,15 +1,15 @@
 /** Turning header numbers into delays: the caps and rounding every parser in src/http shares. */
+import { MAX_DELAY_MS } from '../core/signal.js';
 
 /**
- * The longest delay, in ms, the header parsers report: 2^31 − 1 ms (about 24.8 days), the
- * most a platform timer can wait. Longer values are capped to it rather than passed on,
- * because `setTimeout` fires at once for anything larger (Node and browsers alike), which
- * would turn "wait a very long time" into "retry now".
+ * The longest delay, in ms, the header parsers report: `MAX_DELAY_MS` (core/signal.ts, one
+ * constant for every cap), 2^31 − 1 ms. Longer values are capped to it rather than passed on,
+ * because `setTimeout` fires at once for anything larger.
  *
  * @example
  * parseRetryAfter('99999999', now) === MAX_DELAY_MS // true
  */
-export const MAX_DELAY_MS = 2_147_483_647;
+export { MAX_DELAY_MS };
 
 /** 365 days: the widest gap we believe between a reset time and now. */
 const YEAR_MS = 365 * 24 * 60 * 60 * 1000;

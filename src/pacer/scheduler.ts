@@ -1,5 +1,5 @@
 import type { Decision } from '../core/decision.js';
-import { RateLimiter, type ServerQuota } from '../core/limiter.js';
+import { RateLimiter, type ServerSignal } from '../core/limiter.js';
 import { monotonic, type Ticker } from '../core/clock.js';
 import { assertPositiveInteger } from '../core/validate.js';
 import { onAbort } from './abort.js';
@@ -251,9 +251,9 @@ export class Scheduler {
     this.serverSaid(key);
   }
 
-  observe(key: string, quota: ServerQuota): void {
+  observe(key: string, signal: ServerSignal): void {
     assertKey(key);
-    this.limiter.observe(key, quota);
+    this.limiter.observe(key, signal);
     this.serverSaid(key);
   }
 

@@ -1,5 +1,5 @@
 import type { Decision } from '../core/decision.js';
-import type { PolicySummary, ServerQuota } from '../core/limiter.js';
+import type { PolicySummary, ServerSignal } from '../core/limiter.js';
 import { assertPositiveInteger } from '../core/validate.js';
 import { PacerDisposedError, QueueFullError, RateLimitError } from './errors.js';
 import type { ResolvedPacerOptions } from './options.js';
@@ -100,11 +100,9 @@ export class SharedScheduler extends Scheduler {
     if (ms > 0) this.shared.block(key, ms);
   }
 
-  override observe(key: string, quota: ServerQuota): void {
-    super.observe(key, quota);
-    const { remaining, resetMs } = quota;
-    this.shared.lower(key, remaining);
-    if (remaining === 0 && resetMs !== undefined && resetMs > 0) this.shared.block(key, resetMs);
+  override observe(key: string, signal: ServerSignal): void {
+    super.observe(key, signal);
+    this.shared.observe(key, signal);
   }
 
   override dispose(): void {

@@ -1,5 +1,6 @@
 import type { Decision } from '../core/decision.js';
 import type { PolicyInput, PolicyResolver, PolicySummary } from '../core/limiter.js';
+import type { ServerSignal } from '../core/signal.js';
 import { Echoes } from './echo.js';
 import { type Limits, limitsResolver } from './policies.js';
 import { behind, projectFrom } from './projection.js';
@@ -101,10 +102,12 @@ export class SharedLimits {
     this.quietly(() => this.store.block(key, ms, this.call(key)));
   }
 
-  lower(key: string, remaining: number): void {
+  /** Passes the server's word on to the store, as it came; best effort, like `block`. */
+  observe(key: string, signal: ServerSignal): void {
     const { store } = this;
-    if (store.lower !== undefined)
-      this.quietly(() => store.lower?.(key, remaining, this.call(key)));
+    if (store.observe !== undefined) {
+      this.quietly(() => store.observe?.(key, signal, this.call(key)));
+    }
   }
 
   record(key: string, decision: Decision, at: number, info: PolicySummary): void {

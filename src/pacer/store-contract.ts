@@ -1,5 +1,6 @@
 import type { Decision } from '../core/decision.js';
 import type { ResolvedPolicy } from '../core/policy.js';
+import type { ServerSignal } from '../core/signal.js';
 
 /**
  * Where `defineStore` puts the scheduling code of stores, for `createPacer` to find. A symbol of
@@ -83,10 +84,13 @@ export interface Store {
    */
   block(key: string, ms: number, call: StoreCall): void | Promise<void>;
   /**
-   * The server's count (RateLimit headers): lower the key's credit to at most `remaining`,
-   * never raise it. Best effort, like `block`. Optional.
+   * What the server said of `key` (`pacer.observe`), as the pacer got it: a count lowers the
+   * key's credit to at most `remaining` (never raises it), a refusal with `retryAfterMs` or a
+   * count of 0 with `resetMs` blocks it (see `effectOf` in stores/shared-bucket.ts for what the
+   * stores of this package do). A store may also share what it learns from the signal with its
+   * other clients. Best effort, like `block`. Optional.
    */
-  lower?(key: string, remaining: number, call: StoreCall): void | Promise<void>;
+  observe?(key: string, signal: ServerSignal, call: StoreCall): void | Promise<void>;
   /** Tells `listener` about changes made elsewhere. Returns the unsubscribe. Optional. */
   subscribe?(listener: (event: StoreEvent) => void): () => void;
 }

@@ -1,5 +1,5 @@
 import type { Decision } from '../core/decision.js';
-import type { ServerQuota } from '../core/limiter.js';
+import type { ServerSignal } from '../core/signal.js';
 
 /** Where and how a task is paced. Every field may be left out (or passed as `undefined`). */
 export interface ScheduleOptions {
@@ -127,8 +127,14 @@ export interface Pacer {
   now(): number;
   /** The server said "not before `until`" (ticker ms): tasks of `key` wait until then. */
   blockUntil(key: string, until: number): void;
-  /** The server's count for `key` (RateLimit headers): only ever lowers local credit. */
-  observe(key: string, quota: ServerQuota): void;
+  /**
+   * What the server said of `key`, as one typed signal: its count (`{ kind: 'quota',
+   * remaining, resetMs }`, which only ever lowers local credit), an advertised policy
+   * (`{ kind: 'policy', limit, windowMs }`, learned on top of the key's own), a refusal
+   * (`{ kind: 'refusal', retryAfterMs? }`: blocked that long, or AIMD without it), a probe of
+   * an unknown key or the answer that ends it. With a store, the store hears it too.
+   */
+  observe(key: string, signal: ServerSignal): void;
   /** No task starts until `resume()`; queued tasks keep their place. Clears the timer. */
   pause(): void;
   resume(): void;

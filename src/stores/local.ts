@@ -1,28 +1,34 @@
 import type { Decision } from '../core/decision.js';
 import { RateLimiter } from '../core/limiter.js';
 import type { Policy, ResolvedPolicy } from '../core/policy.js';
+import type { ServerSignal } from '../core/signal.js';
+import { effectOf } from './shared-bucket.js';
 
 type Limits = readonly ResolvedPolicy[];
 
 /**
  * Counting in this process alone, with the core's limiter: what a shared store falls back to
  * when it cannot share (a browser without Web Locks or IndexedDB; Redis out, with
- * `onError: 'fail-open'`). One limiter per policy, each with the same policy as the shared
- * bucket, so a process alone keeps to the limit; several processes together do not.
+ * `onError: 'fail-open'`). One limiter, each key under the policies its calls come with, so a
+ * process alone keeps to the limit; several processes together do not. Its server blocks are
+ * the limiter's, kept once.
  */
 export class LocalLimits {
-  /** Per policy: a pacer's limits come as one frozen array per policy, so these are few. */
-  private readonly limiters = new Map<Limits, RateLimiter>();
-  /** Blocks heard while counting locally, applied to every limiter made later too. */
-  private readonly blocks = new Map<string, number>();
+  private readonly limiter: RateLimiter;
+  /** The policies of the call under way: what a key that has no state yet is made with. */
+  private current: readonly Policy[] = [];
+  /** A pacer's limits come as one frozen array per policy: each is converted once. */
+  private readonly converted = new WeakMap<Limits, readonly Policy[]>();
 
-  constructor(private readonly clock: () => number = () => performance.now()) {}
+  constructor(clock: () => number = () => performance.now()) {
+    this.limiter = new RateLimiter({ policy: () => this.current, clock });
+  }
 
   takeMany(key: string, costs: readonly number[], stopAtDenial: boolean, limits: Limits) {
-    const limiter = this.limiterFor(limits);
+    this.use(limits);
     const decisions: Decision[] = [];
     for (const cost of costs) {
-      const decision = limiter.tryAcquire(key, cost);
+      const decision = this.limiter.tryAcquire(key, cost);
       decisions.push(decision);
       if (stopAtDenial && !decision.allowed) break;
     }
@@ -30,32 +36,33 @@ export class LocalLimits {
   }
 
   peek(key: string, cost: number, limits: Limits): Decision {
-    return this.limiterFor(limits).peek(key, cost);
+    this.use(limits);
+    return this.limiter.peek(key, cost);
   }
 
-  block(key: string, ms: number, limits: Limits): void {
-    const until = this.clock() + ms;
-    if (until > (this.blocks.get(key) ?? Number.NEGATIVE_INFINITY)) this.blocks.set(key, until);
-    this.limiterFor(limits).blockUntil(key, until);
+  block(key: string, ms: number): void {
+    this.limiter.blockUntil(key, this.limiter.now() + ms);
   }
 
-  lower(key: string, remaining: number, limits: Limits): void {
-    this.limiterFor(limits).observe(key, { remaining });
+  /** As the shared bucket takes it (`effectOf`), so counting alone changes nothing of it. */
+  observe(key: string, signal: ServerSignal, limits: Limits): void {
+    this.use(limits);
+    const { remaining, blockMs } = effectOf(signal);
+    if (remaining !== undefined) this.limiter.observe(key, { kind: 'quota', remaining });
+    if (blockMs > 0) this.block(key, blockMs);
   }
 
   reset(key: string): void {
-    this.blocks.delete(key);
-    for (const limiter of this.limiters.values()) limiter.reset(key);
+    this.limiter.reset(key);
   }
 
-  private limiterFor(limits: Limits): RateLimiter {
-    let limiter = this.limiters.get(limits);
-    if (limiter === undefined) {
-      limiter = new RateLimiter({ policy: limits.map(asPolicy), clock: this.clock });
-      for (const [key, until] of this.blocks) limiter.blockUntil(key, until);
-      this.limiters.set(limits, limiter);
+  private use(limits: Limits): void {
+    let policies = this.converted.get(limits);
+    if (policies === undefined) {
+      policies = limits.map(asPolicy);
+      this.converted.set(limits, policies);
     }
-    return limiter;
+    this.current = policies;
   }
 }
 

@@ -3,6 +3,7 @@ import { type Admits, settleRetry } from '../core/algorithms/strategy.js';
 import { whole } from '../core/algorithms/token-bucket.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
 import type { ResolvedPolicy } from '../core/policy.js';
+import { type ServerSignal, serverDelay } from '../core/signal.js';
 
 /**
  * One key's state in a shared store, as plain numbers that survive a structured clone (IndexedDB)
@@ -201,6 +202,41 @@ export function peek(state: BucketState, limits: Limits, now: number, cost: numb
 /** Lowers every policy's credit to at most `remaining` (the server's count); never raises it. */
 export function lower(state: BucketState, limits: Limits, now: number, remaining: number): void {
   for (const part of parts(state, limits)) part.lower(now, remaining);
+}
+
+/**
+ * What a server signal does to a shared bucket: the count it lowers the credit to, and how long
+ * it blocks the key (ms from now). A refusal without Retry-After says that nothing is left. A
+ * learned policy, a probe and its answer are kept by each pacer for now (sharing them is the
+ * learning issue's).
+ */
+export function effectOf(signal: ServerSignal): {
+  readonly remaining: number | undefined;
+  readonly blockMs: number;
+} {
+  if (signal.kind === 'refusal') {
+    const wait = serverDelay(signal.retryAfterMs);
+    return wait === undefined
+      ? { remaining: 0, blockMs: 0 }
+      : { remaining: undefined, blockMs: wait };
+  }
+  if (signal.kind !== 'quota' && signal.kind !== 'policy')
+    return { remaining: undefined, blockMs: 0 };
+  const { remaining } = signal;
+  const reset = serverDelay(signal.resetMs) ?? 0;
+  return { remaining, blockMs: remaining === 0 ? reset : 0 };
+}
+
+/** Applies a server signal to `state` at `now` (shared ms), as `effectOf` says. */
+export function observe(
+  state: BucketState,
+  limits: Limits,
+  now: number,
+  signal: ServerSignal,
+): void {
+  const { remaining, blockMs } = effectOf(signal);
+  if (remaining !== undefined) lower(state, limits, now, remaining);
+  if (blockMs > 0) block(state, now + blockMs);
 }
 
 /** Blocks the key until `until` (shared ms); a later block wins, none shortens another. */

@@ -1,5 +1,6 @@
 import type { Decision } from '../core/decision.js';
 import type { ResolvedPolicy } from '../core/policy.js';
+import type { ServerSignal } from '../core/signal.js';
 import type { Store, StoreCall } from '../pacer/store-contract.js';
 
 /** A store kept outside this process or tab: every answer is a Promise, every method present. */
@@ -15,5 +16,5 @@ export interface SharedStore extends Store {
   ): Promise<readonly Decision[]>;
   peek(key: string, cost: number, call: StoreCall): Promise<Decision>;
   block(key: string, ms: number, call: StoreCall): Promise<void>;
-  lower(key: string, remaining: number, call: StoreCall): Promise<void>;
+  observe(key: string, signal: ServerSignal, call: StoreCall): Promise<void>;
 }

@@ -184,15 +184,15 @@ describe('RateLimiter server blocks', () => {
 
   it('lowers local credit to what the server reports, never raises it', () => {
     const { limiter } = setup({ policy: perSecond(10) });
-    limiter.observe('a', { remaining: 2 });
+    limiter.observe('a', { kind: 'quota', remaining: 2 });
     expect(limiter.tryAcquire('a').remaining).toBe(1);
-    limiter.observe('a', { remaining: 50 });
+    limiter.observe('a', { kind: 'quota', remaining: 50 });
     expect(limiter.tryAcquire('a').remaining).toBe(0);
   });
 
   it('blocks the key for the reset time when the server has nothing left', () => {
     const { clock, limiter } = setup({ policy: perSecond(10) });
-    limiter.observe('a', { remaining: 0, resetMs: 30_000 });
+    limiter.observe('a', { kind: 'quota', remaining: 0, resetMs: 30_000 });
     expect(limiter.tryAcquire('a')).toMatchObject({ reason: 'blocked', retryAfterMs: 30_000 });
     clock.set(30_000);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
@@ -222,7 +222,7 @@ describe.each<[string, Policy]>([
     expect(limiter.level('a')).toBe(4);
     limiter.tryAcquire('a', 3);
     expect(limiter.level('a')).toBeCloseTo(1);
-    limiter.observe('a', { remaining: 0 });
+    limiter.observe('a', { kind: 'quota', remaining: 0 });
     expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, remaining: 0 });
   });
 });

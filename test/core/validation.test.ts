@@ -121,8 +121,10 @@ describe('invalid limiter options and calls', () => {
     const limiter = createRateLimiter({ policy: perSecond(5), clock: createManualClock().now });
     expect(() => limiter.tryAcquire(42 as never)).toThrow(/`key` to be a string, got `42`/);
     expect(() => limiter.blockUntil('a', Number.NaN)).toThrow(/`until`.*`NaN`/);
-    expect(() => limiter.observe('a', { remaining: -1 })).toThrow(/`remaining`.*`-1`/);
-    expect(() => limiter.observe('a', { remaining: 0.5 })).toThrow(/`remaining`/);
+    expect(() => limiter.observe('a', { kind: 'quota', remaining: -1 })).toThrow(
+      /`remaining`.*`-1`/,
+    );
+    expect(() => limiter.observe('a', { kind: 'quota', remaining: 0.5 })).toThrow(/`remaining`/);
     expect(limiter.size).toBe(0);
   });
 });

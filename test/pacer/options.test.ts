@@ -99,7 +99,7 @@ describe('schedule options', () => {
 
   it('checks the arguments of the server-feedback methods', () => {
     expect(() => pacer.blockUntil('api', Number.NaN)).toThrow(/`until`/);
-    expect(() => pacer.observe('api', { remaining: -1 })).toThrow(/`remaining`/);
+    expect(() => pacer.observe('api', { kind: 'quota', remaining: -1 })).toThrow(/`remaining`/);
     expect(() => pacer.tryAcquire('api', 0)).toThrow(/`cost`/);
     expect(() => pacer.inspect(5 as never)).toThrow(/`key`/);
   });

@@ -222,7 +222,7 @@ describe('pacer properties', () => {
               const key = KEYS[op.key] as string;
               const { remaining, resetMs } = op;
               log.push({ t: clock.now(), kind: 'observe', key, remaining, resetMs });
-              pacer.observe(key, { remaining, resetMs });
+              pacer.observe(key, { kind: 'quota', remaining, resetMs });
               break;
             }
             case 'pause':
@@ -270,8 +270,10 @@ describe('pacer properties', () => {
         for (const entry of log) {
           now = entry.t;
           if (entry.kind === 'block') reference.blockUntil(entry.key, entry.until);
-          else if (entry.kind === 'observe') reference.observe(entry.key, entry);
-          else expect(reference.tryAcquire(entry.key, entry.cost).allowed).toBe(true);
+          else if (entry.kind === 'observe') {
+            const { remaining, resetMs } = entry;
+            reference.observe(entry.key, { kind: 'quota', remaining, resetMs });
+          } else expect(reference.tryAcquire(entry.key, entry.cost).allowed).toBe(true);
         }
 
         // And directly: no window of windowMs holds more than the algorithm can admit.

@@ -71,7 +71,7 @@ describe('a block beyond the range of setTimeout', () => {
 describe('observe', () => {
   it('lowers local credit to what the server says is left', async () => {
     const { clock, pacer, task, startsOf } = harness({ limits: perSecond(5) });
-    pacer.observe('default', { remaining: 1 });
+    pacer.observe('default', { kind: 'quota', remaining: 1 });
     for (let i = 0; i < 3; i++) pacer.schedule(task(`t${i}`));
     await clock.advanceAsync(1_000);
     expect(startsOf()).toEqual([0, 200, 400]);
@@ -84,7 +84,7 @@ describe('observe', () => {
     pacer.schedule(task('third'));
     // One permit was left for 'second'... until the server says none is.
     expect(startsOf()).toEqual([0, 0]);
-    pacer.observe('default', { remaining: 0 });
+    pacer.observe('default', { kind: 'quota', remaining: 0 });
     await clock.advanceAsync(1_000);
     expect(startsOf()).toEqual([0, 0, 500]);
   });
@@ -92,14 +92,14 @@ describe('observe', () => {
   it('never raises credit', async () => {
     const { clock, pacer, task, startsOf } = harness({ limits: perSecond(5) });
     for (let i = 0; i < 6; i++) pacer.schedule(task(`t${i}`));
-    pacer.observe('default', { remaining: 100 });
+    pacer.observe('default', { kind: 'quota', remaining: 100 });
     await clock.advanceAsync(1_000);
     expect(startsOf()).toEqual([0, 0, 0, 0, 0, 200]);
   });
 
   it('blocks the key for resetMs when nothing remains, and lists it as blocked', async () => {
     const { clock, pacer, task, startsOf } = harness({ limits: perSecond(5) });
-    pacer.observe('api', { remaining: 0, resetMs: 750 });
+    pacer.observe('api', { kind: 'quota', remaining: 0, resetMs: 750 });
     expect(pacer.getSnapshot().blockedKeys).toEqual(['api']);
     pacer.schedule(task('t'), { key: 'api' });
     await clock.advanceAsync(1_000);

@@ -92,7 +92,7 @@ describe('crossTabStore (IndexedDB + Web Locks, in Node with fakes)', () => {
     const b = tab();
     const heard: StoreEvent[] = [];
     b.subscribe((event) => heard.push(event));
-    await a.lower('k', 0, call());
+    await a.observe('k', { kind: 'quota', remaining: 0 }, call());
     expect(await b.take('k', 1, call())).toMatchObject({ allowed: false, reason: 'rate' });
     await a.reset('k');
     expect(await b.take('k', 1, call())).toMatchObject({ allowed: true, remaining: 2 });
@@ -150,7 +150,7 @@ describe('crossTabStore (IndexedDB + Web Locks, in Node with fakes)', () => {
     clock.advance(60_000);
     // A take on a full-again key finds it at rest: nothing is stored for it afterwards.
     await a.peek('k', 1, call());
-    await a.lower('k', 5, call());
+    await a.observe('k', { kind: 'quota', remaining: 5 }, call());
     expect(await count()).toBe(1);
     // 'other' rested unvisited: a new tab's store sweeps it when it opens the database.
     const b = tab();

@@ -157,7 +157,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
     expect(blocked).toMatchObject({ allowed: false, reason: 'blocked' });
     expect(blocked.retryAfterMs).toBeGreaterThan(4_900);
     expect(await client.pTTL(`${prefix}k`)).toBeGreaterThan(4_900);
-    await store.lower('other', 1, call(limits));
+    await store.observe('other', { kind: 'quota', remaining: 1 }, call(limits));
     expect(await store.takeMany('other', [1, 1], false, call(limits))).toMatchObject([
       { allowed: true },
       { allowed: false },

@@ -31,6 +31,30 @@ function setup(
 }
 
 describe('the store seam: a pacer with an asynchronous store', () => {
+  it("passes the server's signal to the store as it came, so its other clients share it", async () => {
+    const { pacer, fake, clock } = setup();
+    const signal = { kind: 'quota', remaining: 0, resetMs: 1_000 } as const;
+    pacer.observe('k', signal);
+    const refusal = { kind: 'refusal', retryAfterMs: 2_000 } as const;
+    pacer.observe('r', refusal);
+    expect(fake.observed).toEqual([
+      { key: 'k', signal },
+      { key: 'r', signal: refusal },
+    ]);
+    expect(fake.observed[0]?.signal).toBe(signal);
+    // Another pacer on the same store finds both keys blocked.
+    const other = createPacer({ limits: perSecond(2), clock, store: fake.store });
+    const k = outcome(other.schedule(() => 'k', { key: 'k' }));
+    const r = outcome(other.schedule(() => 'r', { key: 'r' }));
+    fake.answerAll();
+    await settle();
+    expect([k.status, r.status]).toEqual(['pending', 'pending']);
+    await clock.advanceAsync(2_000);
+    fake.answerAll();
+    await settle();
+    expect([k.status, r.status]).toEqual(['resolved', 'resolved']);
+  });
+
   it('starts a task only once the store granted it, and never before', async () => {
     const { pacer, fake, starts, task } = setup();
     const first = outcome(pacer.schedule(task('a')));

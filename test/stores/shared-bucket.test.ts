@@ -107,7 +107,7 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
                 break;
               }
               case 'lower':
-                limiter.observe('k', { remaining: op.remaining });
+                limiter.observe('k', { kind: 'quota', remaining: op.remaining });
                 lower(state, limits, now, op.remaining);
                 expect(peek(state, limits, now, 1)).toEqual(limiter.peek('k', 1));
                 break;

@@ -1,12 +1,13 @@
 import type { Decision } from '../../src/core/decision.js';
 import type { ResolvedPolicy } from '../../src/core/policy.js';
+import type { ServerSignal } from '../../src/core/signal.js';
 import { defineStore, type Store, type StoreCall, type StoreEvent } from '../../src/pacer/index.js';
 import {
   assertShareable,
   type BucketState,
   block,
   decide,
-  lower,
+  observe,
   normalize,
   peek,
 } from '../../src/stores/shared-bucket.js';
@@ -48,6 +49,7 @@ export function fakeStore(options: FakeStoreOptions) {
   const listeners = new Set<(event: StoreEvent) => void>();
   const grants: { key: string; cost: number; at: number }[] = [];
   const blocks: { key: string; ms: number }[] = [];
+  const observed: { key: string; signal: ServerSignal }[] = [];
   let overlaps = 0;
   let calls = 0;
 
@@ -125,8 +127,9 @@ export function fakeStore(options: FakeStoreOptions) {
       blocks.push({ key, ms });
       block(stateOf(key, call.limits), now() + ms);
     },
-    lower(key, remaining, call) {
-      lower(stateOf(key, call.limits), call.limits, now(), remaining);
+    observe(key, signal, call) {
+      observed.push({ key, signal });
+      observe(stateOf(key, call.limits), call.limits, now(), signal);
     },
     subscribe(listener) {
       listeners.add(listener);
@@ -147,6 +150,8 @@ export function fakeStore(options: FakeStoreOptions) {
     pending,
     grants,
     blocks,
+    /** Every signal the pacer passed on, as it came. */
+    observed,
     get overlaps() {
       return overlaps;
     },

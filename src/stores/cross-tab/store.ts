@@ -1,11 +1,12 @@
 import type { Decision } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
+import type { ServerSignal } from '../../core/signal.js';
 import { assertKnownOptions, describe } from '../../core/validate.js';
 import type { IDBFactoryLike, LockManagerLike } from '../../dom-types.js';
 import { defineStore } from '../../pacer/define-store.js';
 import type { StoreCall, StoreEvent } from '../../pacer/store-contract.js';
 import { LocalLimits } from '../local.js';
-import { assertShareable, block, decide, lower, peek } from '../shared-bucket.js';
+import { assertShareable, block, decide, effectOf, observe, peek } from '../shared-bucket.js';
 import type { SharedStore } from '../shared-store.js';
 import { openDatabase, read, remove, sweep, transact } from './database.js';
 
@@ -157,7 +158,7 @@ class CrossTab implements CrossTabStore {
   }
 
   async block(key: string, ms: number, call: StoreCall): Promise<void> {
-    this.local?.block(key, ms, call.limits);
+    this.local?.block(key, ms);
     const until = await this.locked(key, call, (state, now) => {
       block(state, now + ms);
       return { result: state.blockedUntil, changed: true };
@@ -167,12 +168,18 @@ class CrossTab implements CrossTabStore {
     else this.announce({ key, until });
   }
 
-  async lower(key: string, remaining: number, call: StoreCall): Promise<void> {
-    this.local?.lower(key, remaining, call.limits);
-    await this.locked(key, call, (state, now) => {
-      lower(state, call.limits, now, remaining);
-      return { result: true, changed: true };
+  async observe(key: string, signal: ServerSignal, call: StoreCall): Promise<void> {
+    this.local?.observe(key, signal, call.limits);
+    const { remaining, blockMs } = effectOf(signal);
+    if (remaining === undefined && blockMs === 0) return;
+    const until = await this.locked(key, call, (state, now) => {
+      observe(state, call.limits, now, signal);
+      return { result: state.blockedUntil, changed: true };
     });
+    if (blockMs === 0) return;
+    // Counting per tab: this tab's other pacers still hear of it.
+    if (until === undefined) this.heard({ key, until: this.now() + blockMs });
+    else this.announce({ key, until });
   }
 
   async reset(key: string): Promise<void> {

@@ -1,10 +1,11 @@
 import type { Decision } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
+import type { ServerSignal } from '../../core/signal.js';
 import { assertKnownOptions, assertPositiveFinite, describe } from '../../core/validate.js';
 import { defineStore } from '../../pacer/define-store.js';
 import type { StoreCall } from '../../pacer/store-contract.js';
 import { LocalLimits } from '../local.js';
-import { assertShareable } from '../shared-bucket.js';
+import { assertShareable, effectOf } from '../shared-bucket.js';
 import type { SharedStore } from '../shared-store.js';
 import { type RedisClientLike, scriptRunner } from './client.js';
 import { Health, isOutage, isStoreUnavailableError } from './health.js';
@@ -144,13 +145,16 @@ class RedisBuckets implements RedisStore {
 
   /** Best effort: one attempt. The pacer keeps its own copy of the block either way. */
   async block(key: string, ms: number, call: StoreCall): Promise<void> {
-    this.local?.block(key, ms, call.limits);
+    this.local?.block(key, ms);
     await this.once(key, 'b', [ms], call);
   }
 
-  async lower(key: string, remaining: number, call: StoreCall): Promise<void> {
-    this.local?.lower(key, remaining, call.limits);
-    await this.once(key, 'l', [remaining], call);
+  /** The signal as the script takes it (`effectOf`): a count to lower to, a block. */
+  async observe(key: string, signal: ServerSignal, call: StoreCall): Promise<void> {
+    this.local?.observe(key, signal, call.limits);
+    const { remaining, blockMs } = effectOf(signal);
+    if (remaining !== undefined) await this.once(key, 'l', [remaining], call);
+    if (blockMs > 0) await this.once(key, 'b', [blockMs], call);
   }
 
   async reset(key: string): Promise<void> {

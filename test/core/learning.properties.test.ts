@@ -60,7 +60,7 @@ describe('a learned policy', () => {
             clock.advance(gap);
             if (index === learnAt % run.length) {
               const before = limiter.level('k');
-              limiter.observe('k', { remaining: learned.limit, ...learned });
+              limiter.observe('k', { kind: 'policy', remaining: learned.limit, ...learned });
               expect(limiter.level('k')).toBeLessThanOrEqual(before + 1e-9);
               learnedAt = clock.now();
             }

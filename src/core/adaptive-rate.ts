@@ -1,24 +1,5 @@
-import { combine } from './algorithms/all-of.js';
 import { type Admits, type Strategy, settleRetry } from './algorithms/strategy.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
-import type { Policy } from './policy.js';
-
-/**
- * Where a key's learned policy came from:
- * - `'server'`: the server advertised it (`RateLimit-Policy`), see `RateLimiter.observe`;
- * - `'rate'`: refusals without a policy taught it (AIMD), see `RateLimiter.refused`;
- * - `'client'`: set with `RateLimiter.learn` (the paced fetch's probe of an unknown server).
- */
-export type LearnedSource = 'server' | 'rate' | 'client';
-
-/** A key's learned policy as `policyOf(key).learned` shows it. */
-export interface LearnedPolicy {
-  /** Permits per window (1 for a learned rate: one permit every `windowMs`). */
-  readonly limit: number;
-  /** The window in ms. */
-  readonly windowMs: number;
-  readonly source: LearnedSource;
-}
 
 /**
  * AIMD, for a server that refuses without saying its policy (nginx `limit_req`):
@@ -41,84 +22,6 @@ export const AIMD = Object.freeze({
   CUT: 0.5,
   RECOVERY_MS: 5_000,
 });
-
-/** A learned policy as it is enforced: its state, and what to report of it. */
-export interface Lesson {
-  readonly part: Strategy;
-  readonly policy: LearnedPolicy;
-  /** For `'server'`: ticker time of the last answer that opened the server's window. */
-  openedAt: number;
-}
-
-/**
- * A key's state once it has learned a policy: the configured state (`base`) and the learned
- * one must both allow, as `AllOf`; the learned part is charged at most its capacity (a request
- * bigger than the server's whole window takes all of it rather than waiting forever). Keys
- * without a lesson never see this class, so they pay nothing for it.
- */
-export class Learned implements Strategy {
-  /** Ticker time of the first of `strikes` refusals without a policy (AIMD, before a rate). */
-  struckAt = Number.NEGATIVE_INFINITY;
-  strikes = 0;
-
-  constructor(
-    readonly base: Strategy,
-    public lesson: Lesson | undefined,
-    /** The configured fastest rate (permits per ms): a learned rate is dropped there. */
-    readonly configuredPerMs: number,
-  ) {}
-
-  get capacity(): number {
-    return this.base.capacity;
-  }
-
-  tryAcquire(now: number, cost: number): Decision {
-    const lesson = this.lesson;
-    if (lesson === undefined) return this.base.tryAcquire(now, cost);
-    const { part } = lesson;
-    const charge = cost < part.capacity ? cost : part.capacity;
-    const learned = part.peek(now, charge);
-    if (!learned.allowed) return combine([this.base.peek(now, cost), learned]);
-    const configured = this.base.tryAcquire(now, cost);
-    if (!configured.allowed) return combine([configured, learned]);
-    const taken = part.tryAcquire(now, charge);
-    if (part instanceof AdaptiveRate && part.ratePerMs >= this.configuredPerMs) {
-      this.lesson = undefined;
-    }
-    return combine([configured, taken]);
-  }
-
-  peek(now: number, cost: number): Decision {
-    const lesson = this.lesson;
-    if (lesson === undefined) return this.base.peek(now, cost);
-    const { part } = lesson;
-    return combine([
-      this.base.peek(now, cost),
-      part.peek(now, cost < part.capacity ? cost : part.capacity),
-    ]);
-  }
-
-  level(now: number): number {
-    const level = this.base.level(now);
-    const learned = this.lesson?.part.level(now) ?? level;
-    return learned < level ? learned : level;
-  }
-
-  isAtRest(now: number): boolean {
-    return this.base.isAtRest(now) && (this.lesson?.part.isAtRest(now) ?? true);
-  }
-
-  restsAt(now: number): number {
-    const at = this.base.restsAt(now);
-    const learned = this.lesson?.part.restsAt(now) ?? at;
-    return learned > at ? learned : at;
-  }
-
-  lowerRemaining(now: number, remaining: number): void {
-    this.base.lowerRemaining(now, remaining);
-    this.lesson?.part.lowerRemaining(now, remaining);
-  }
-}
 
 /**
  * The learned rate of AIMD: a bucket of one permit refilled at `ratePerMs`, which `cut` halves
@@ -208,20 +111,4 @@ export class AdaptiveRate implements Strategy, Admits {
     this.tokens = remaining;
     if (now > this.stamp) this.stamp = now;
   }
-}
-
-/**
- * Internal: what the paced fetch tells the limiter beyond the server's count, riding on
- * `pacer.observe(key, quota)` under this symbol until the pacer has methods of its own for
- * `RateLimiter.learn` and `RateLimiter.refused`. Not exported from the package.
- */
-export const NOTE: unique symbol = Symbol('fetch-pacer.learning-note');
-
-export interface LearningNote {
-  /** Learn this as a `'client'` policy, unless the key has learned one already. */
-  readonly probe?: Policy;
-  /** Drop a `'client'` policy (the probe was answered without a policy); keep any other. */
-  readonly unprobe?: boolean;
-  /** A refusal without a policy: `RateLimiter.refused(key)`. */
-  readonly refused?: boolean;
 }

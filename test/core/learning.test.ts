@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AIMD } from '../../src/core/learned.js';
+import { AIMD } from '../../src/core/learning.js';
+import type { ServerSignal } from '../../src/core/signal.js';
 import { createRateLimiter, type Policy, type PolicyInput, perSecond } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
@@ -23,7 +24,7 @@ function drain(limiter: ReturnType<typeof createRateLimiter>, key: string): numb
 describe('observe adopting the policy the server advertises', () => {
   it('adds the server policy as a sliding log on top of the own one, the tighter deciding', () => {
     const { clock, limiter } = setup(perSecond(1000));
-    limiter.observe('api', { remaining: 20, limit: 20, windowMs: 1000 });
+    limiter.observe('api', { kind: 'policy', remaining: 20, limit: 20, windowMs: 1000 });
     expect(limiter.policyOf('api')).toEqual({
       capacity: 20,
       limit: 20,
@@ -42,13 +43,13 @@ describe('observe adopting the policy the server advertises', () => {
     const { limiter } = setup(perSecond(1000));
     for (let i = 0; i < 300; i++) limiter.tryAcquire('api');
     // 300 requests are out; the first answer says 19 are left (it counted only itself).
-    limiter.observe('api', { remaining: 19, limit: 20, windowMs: 1000 });
+    limiter.observe('api', { kind: 'policy', remaining: 19, limit: 20, windowMs: 1000 });
     expect(limiter.level('api')).toBe(0);
     expect(limiter.tryAcquire('api').allowed).toBe(false);
 
     const tight = setup(perSecond(10));
     for (let i = 0; i < 7; i++) tight.limiter.tryAcquire('api');
-    tight.limiter.observe('api', { remaining: 100, limit: 100, windowMs: 60_000 });
+    tight.limiter.observe('api', { kind: 'policy', remaining: 100, limit: 100, windowMs: 60_000 });
     // Its own policy still decides: 3 left, not 93.
     expect(drain(tight.limiter, 'api')).toBe(3);
   });
@@ -56,14 +57,14 @@ describe('observe adopting the policy the server advertises', () => {
   it('keeps its count while the server says the same policy, and replaces a changed one', () => {
     const { clock, limiter } = setup(perSecond(1000));
     const policy = { limit: 5, windowMs: 1000 };
-    limiter.observe('api', { remaining: 5, ...policy });
+    limiter.observe('api', { kind: 'policy', remaining: 5, ...policy });
     expect(drain(limiter, 'api')).toBe(5);
     // Stale answers (sent before the others) do not hand the window back.
-    limiter.observe('api', { remaining: 4, ...policy });
+    limiter.observe('api', { kind: 'policy', remaining: 4, ...policy });
     expect(limiter.tryAcquire('api').allowed).toBe(false);
     // The server now says 10 per second: the 5 in use still count.
     clock.set(500);
-    limiter.observe('api', { remaining: 5, limit: 10, windowMs: 1000 });
+    limiter.observe('api', { kind: 'policy', remaining: 5, limit: 10, windowMs: 1000 });
     expect(limiter.policyOf('api').learned).toEqual({
       limit: 10,
       windowMs: 1000,
@@ -79,18 +80,24 @@ describe('observe adopting the policy the server advertises', () => {
     const policy = { limit: 20, windowMs: 1000 };
     limiter.tryAcquire('api');
     clock.set(5);
-    limiter.observe('api', { remaining: 19, resetMs: 1000, ...policy });
+    limiter.observe('api', { kind: 'policy', remaining: 19, resetMs: 1000, ...policy });
     for (let i = 0; i < 19; i++) limiter.tryAcquire('api');
     clock.set(30);
     // The reset is in whole seconds: "1 s" from 30 ms would hold the key until 1030.
-    limiter.observe('api', { remaining: 0, resetMs: 1000, ...policy });
+    limiter.observe('api', { kind: 'policy', remaining: 0, resetMs: 1000, ...policy });
     expect(limiter.blockedUntil('api')).toBe(1005);
   });
 
   it('trusts a reset sooner than the window (a fixed window) instead of counting a whole window', () => {
     const { clock, limiter } = setup(perSecond(100));
     limiter.tryAcquire('api');
-    limiter.observe('api', { remaining: 0, resetMs: 5000, limit: 3, windowMs: 60_000 });
+    limiter.observe('api', {
+      kind: 'policy',
+      remaining: 0,
+      resetMs: 5000,
+      limit: 3,
+      windowMs: 60_000,
+    });
     expect(limiter.tryAcquire('api')).toMatchObject({ reason: 'blocked', retryAfterMs: 5000 });
     clock.set(5000);
     expect(drain(limiter, 'api')).toBe(2);
@@ -98,15 +105,16 @@ describe('observe adopting the policy the server advertises', () => {
 
   it('adopts nothing from a limit without its window, nor from a malformed policy', () => {
     const { limiter } = setup(perSecond(100));
-    limiter.observe('a', { remaining: 50, limit: 60 });
-    limiter.observe('b', { remaining: 0, limit: 0, windowMs: 1000 });
-    limiter.observe('c', { remaining: 1, limit: 2, windowMs: Number.NaN });
+    // A limit without its window, as a careless caller might send it.
+    limiter.observe('a', { kind: 'policy', remaining: 50, limit: 60 } as unknown as ServerSignal);
+    limiter.observe('b', { kind: 'policy', remaining: 0, limit: 0, windowMs: 1000 });
+    limiter.observe('c', { kind: 'policy', remaining: 1, limit: 2, windowMs: Number.NaN });
     for (const key of ['a', 'b', 'c']) expect(limiter.policyOf(key).learned).toBeUndefined();
   });
 
   it('drops the learned policy with the key at rest, or on learn(key, undefined) and reset', () => {
     const { clock, limiter } = setup(perSecond(10));
-    limiter.observe('a', { remaining: 3, limit: 3, windowMs: 1000 });
+    limiter.observe('a', { kind: 'policy', remaining: 3, limit: 3, windowMs: 1000 });
     limiter.tryAcquire('a');
     expect(limiter.evictIdle()).toBe(0);
     clock.set(1000);
@@ -114,11 +122,11 @@ describe('observe adopting the policy the server advertises', () => {
     expect(limiter.policyOf('a').learned).toBeUndefined();
     expect(drain(limiter, 'a')).toBe(10);
 
-    limiter.learn('b', { limit: 1, windowMs: 1000 });
+    limiter.observe('b', { kind: 'probe', limit: 1, windowMs: 1000 });
     expect(limiter.policyOf('b').learned?.source).toBe('client');
-    limiter.learn('b', undefined);
+    limiter.observe('b', { kind: 'answered' });
     expect(limiter.policyOf('b').learned).toBeUndefined();
-    limiter.learn('c', { limit: 1, windowMs: 1000 });
+    limiter.observe('c', { kind: 'probe', limit: 1, windowMs: 1000 });
     limiter.reset('c');
     expect(limiter.policyOf('c').learned).toBeUndefined();
   });
@@ -126,19 +134,19 @@ describe('observe adopting the policy the server advertises', () => {
   it('counts a learned policy against maxKeys: no room, nothing learned', () => {
     const { limiter } = setup(perSecond(10), 1);
     limiter.tryAcquire('busy');
-    limiter.observe('new', { remaining: 5, limit: 5, windowMs: 1000 });
-    limiter.learn('new', { limit: 1, windowMs: 1000 });
+    limiter.observe('new', { kind: 'policy', remaining: 5, limit: 5, windowMs: 1000 });
+    limiter.observe('new', { kind: 'probe', limit: 1, windowMs: 1000 });
     expect(limiter.size).toBe(1);
     expect(limiter.policyOf('new').learned).toBeUndefined();
     // The busy key itself learns without taking a second slot.
-    limiter.observe('busy', { remaining: 5, limit: 5, windowMs: 1000 });
+    limiter.observe('busy', { kind: 'policy', remaining: 5, limit: 5, windowMs: 1000 });
     expect(limiter.size).toBe(1);
     expect(limiter.policyOf('busy').learned?.limit).toBe(5);
   });
 
   it('charges a request bigger than the learned window all of it instead of waiting forever', () => {
     const { clock, limiter } = setup(perSecond(100));
-    limiter.learn('a', { limit: 5, windowMs: 1000 });
+    limiter.observe('a', { kind: 'probe', limit: 5, windowMs: 1000 });
     expect(limiter.tryAcquire('a', 50).allowed).toBe(true);
     expect(limiter.tryAcquire('a').allowed).toBe(false);
     clock.set(1000);
@@ -148,16 +156,16 @@ describe('observe adopting the policy the server advertises', () => {
 
 describe('refused: AIMD for a server that says nothing of its policy', () => {
   const strike = (limiter: ReturnType<typeof createRateLimiter>, key: string) => {
-    for (let i = 0; i < AIMD.STRIKES; i++) limiter.refused(key);
+    for (let i = 0; i < AIMD.STRIKES; i++) limiter.observe(key, { kind: 'refusal' });
   };
 
   it('shrugs off a lone refusal or two (jitter), and learns a rate at the third in a second', () => {
     const { clock, limiter } = setup(perSecond(100));
-    limiter.refused('a');
-    limiter.refused('a');
+    limiter.observe('a', { kind: 'refusal' });
+    limiter.observe('a', { kind: 'refusal' });
     expect(limiter.policyOf('a').learned).toBeUndefined();
     clock.set(AIMD.STRIKE_MS + 1);
-    limiter.refused('a');
+    limiter.observe('a', { kind: 'refusal' });
     expect(limiter.policyOf('a').learned).toBeUndefined();
     strike(limiter, 'a');
     expect(limiter.policyOf('a').learned).toEqual({ limit: 1, windowMs: 20, source: 'rate' });
@@ -167,12 +175,12 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
   it('halves once per round of requests: refusals of requests sent before a cut are echoes', () => {
     const { clock, limiter } = setup(perSecond(100));
     strike(limiter, 'a');
-    limiter.refused('a');
-    limiter.refused('a');
+    limiter.observe('a', { kind: 'refusal' });
+    limiter.observe('a', { kind: 'refusal' });
     expect(limiter.policyOf('a').learned?.windowMs).toBe(20);
     clock.set(20);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.refused('a');
+    limiter.observe('a', { kind: 'refusal' });
     // Half of 50/s (a hair more: the permit raised it a little first).
     expect(limiter.policyOf('a').learned?.windowMs).toBeCloseTo(40, 0);
   });
@@ -198,11 +206,11 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
 
   it('does not cut a policy the server advertised, and an advertised one replaces a rate', () => {
     const { limiter } = setup(perSecond(100));
-    limiter.observe('a', { remaining: 10, limit: 10, windowMs: 1000 });
+    limiter.observe('a', { kind: 'policy', remaining: 10, limit: 10, windowMs: 1000 });
     strike(limiter, 'a');
     expect(limiter.policyOf('a').learned?.source).toBe('server');
     strike(limiter, 'b');
-    limiter.observe('b', { remaining: 10, limit: 10, windowMs: 1000 });
+    limiter.observe('b', { kind: 'policy', remaining: 10, limit: 10, windowMs: 1000 });
     expect(limiter.policyOf('b').learned).toEqual({
       limit: 10,
       windowMs: 1000,
@@ -216,7 +224,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     for (let i = 0; i < 40; i++) {
       clock.advance(limiter.peek('a').retryAfterMs);
       expect(limiter.tryAcquire('a').allowed).toBe(true);
-      limiter.refused('a');
+      limiter.observe('a', { kind: 'refusal' });
     }
     expect(limiter.policyOf('a').learned?.windowMs).toBeCloseTo(AIMD.RECOVERY_MS, 0);
   });
@@ -227,7 +235,7 @@ describe('keys that learn nothing', () => {
     const policy: Policy = { limit: 5, windowMs: 1000, algorithm: 'gcra' };
     const a = setup(policy);
     const b = setup(policy);
-    a.limiter.observe('other', { remaining: 1, limit: 1, windowMs: 1000 });
+    a.limiter.observe('other', { kind: 'policy', remaining: 1, limit: 1, windowMs: 1000 });
     for (let t = 0; t < 3000; t += 37) {
       a.clock.set(t);
       b.clock.set(t);

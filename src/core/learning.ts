@@ -1,0 +1,296 @@
+import { strategyFor } from './algorithms/index.js';
+import { combine } from './algorithms/all-of.js';
+import type { Strategy } from './algorithms/strategy.js';
+import { AdaptiveRate, AIMD } from './adaptive-rate.js';
+import type { CompiledPolicy } from './compile.js';
+import { type Decision, EPSILON } from './decision.js';
+import { type Algorithm, resolvePolicy } from './policy.js';
+export { AdaptiveRate, AIMD } from './adaptive-rate.js';
+import { MAX_DELAY_MS, type ServerSignal, serverDelay } from './signal.js';
+
+/**
+ * Where a key's learned policy came from:
+ * - `'server'`: the server advertised it (a `policy` signal);
+ * - `'rate'`: refusals without a policy taught it (AIMD, `refusal` signals);
+ * - `'client'`: the client holds a key it knows nothing of to it (a `probe` signal).
+ */
+export type LearnedSource = 'server' | 'rate' | 'client';
+
+/** A key's learned policy as `policyOf(key).learned` shows it. */
+export interface LearnedPolicy {
+  /** Permits per window (1 for a learned rate: one permit every `windowMs`). */
+  readonly limit: number;
+  /** The window in ms. */
+  readonly windowMs: number;
+  readonly source: LearnedSource;
+}
+
+/** A learned policy as it is enforced: its counting state, and what to report of it. */
+export interface LearnedLimit {
+  readonly counter: Strategy;
+  readonly policy: LearnedPolicy;
+  /** For `'server'`: ticker time of the last answer that opened the server's window. */
+  openedAt: number;
+}
+
+/**
+ * A key's state once it has learned a policy: the configured state (`base`) and the learned
+ * one must both allow, as `AllOf`; the learned part is charged at most its capacity (a request
+ * bigger than the server's whole window takes all of it rather than waiting forever). Keys
+ * that learned nothing never see this class, so they pay nothing for it.
+ */
+export class WithLearned implements Strategy {
+  /** Ticker time of the first of `strikes` refusals without a policy (AIMD, before a rate). */
+  struckAt = Number.NEGATIVE_INFINITY;
+  strikes = 0;
+
+  constructor(
+    readonly base: Strategy,
+    public learned: LearnedLimit | undefined,
+    /** The configured fastest rate (permits per ms): a learned rate is dropped there. */
+    readonly configuredPerMs: number,
+  ) {}
+
+  get capacity(): number {
+    return this.base.capacity;
+  }
+
+  tryAcquire(now: number, cost: number): Decision {
+    const learned = this.learned;
+    if (learned === undefined) return this.base.tryAcquire(now, cost);
+    const { counter: part } = learned;
+    const charge = cost < part.capacity ? cost : part.capacity;
+    const verdict = part.peek(now, charge);
+    if (!verdict.allowed) return combine([this.base.peek(now, cost), verdict]);
+    const configured = this.base.tryAcquire(now, cost);
+    if (!configured.allowed) return combine([configured, verdict]);
+    const taken = part.tryAcquire(now, charge);
+    if (part instanceof AdaptiveRate && part.ratePerMs >= this.configuredPerMs) {
+      this.learned = undefined;
+    }
+    return combine([configured, taken]);
+  }
+
+  peek(now: number, cost: number): Decision {
+    const learned = this.learned;
+    if (learned === undefined) return this.base.peek(now, cost);
+    const { counter: part } = learned;
+    return combine([
+      this.base.peek(now, cost),
+      part.peek(now, cost < part.capacity ? cost : part.capacity),
+    ]);
+  }
+
+  level(now: number): number {
+    const level = this.base.level(now);
+    const learned = this.learned?.counter.level(now) ?? level;
+    return learned < level ? learned : level;
+  }
+
+  isAtRest(now: number): boolean {
+    return this.base.isAtRest(now) && (this.learned?.counter.isAtRest(now) ?? true);
+  }
+
+  restsAt(now: number): number {
+    const at = this.base.restsAt(now);
+    const learned = this.learned?.counter.restsAt(now) ?? at;
+    return learned > at ? learned : at;
+  }
+
+  lowerRemaining(now: number, remaining: number): void {
+    this.base.lowerRemaining(now, remaining);
+    this.learned?.counter.lowerRemaining(now, remaining);
+  }
+}
+
+/**
+ * The most permits a learned window is counted with an exact log for; a larger advertised limit
+ * is counted with a sliding-window counter (two numbers), so a server's claim costs O(1) memory
+ * per key whatever it says (`q=1e8` would otherwise fill a log of 1e8 entries).
+ */
+const MAX_LOGGED = 1_000;
+
+/** What the learning needs of the limiter that holds the keys (see `RateLimiter`). */
+export interface KeyStates {
+  /** The state of `key`, made if there is room for it (undefined when there is none). */
+  stateFor(key: string, now: number): Strategy | undefined;
+  /** The state of `key` if it has one. */
+  stateOf(key: string): Strategy | undefined;
+  /** Puts `state` in place of `key`'s (a state may rest sooner or later now). */
+  replace(key: string, state: Strategy): void;
+  compiled(key: string): CompiledPolicy;
+  blockUntil(key: string, until: number): void;
+}
+
+/**
+ * What a signal of the server does to `key` (checked by `assertSignal`) at `now`:
+ *
+ * - `quota`: the local credit is lowered to at most `remaining` (never raised), and with
+ *   nothing remaining the key is blocked for `resetMs`;
+ * - `policy`: the key adopts `limit` per `windowMs` as its learned policy (exact: never more
+ *   than `limit` in any window), `remaining` is that policy's count, and the block ends no
+ *   later than one window after the answer that opened the server's window (the one that said
+ *   `limit - 1`): a reset in whole seconds would hold the key up to a second too long;
+ * - `refusal`: with `retryAfterMs` the key is blocked that long; without, AIMD (`refused`);
+ * - `probe`: the key is held to the probe's policy, unless it learned one already;
+ * - `answered`: a probe's policy is dropped (any other learned policy stays).
+ *
+ * Every delay is cut to `MAX_DELAY_MS`, every learned window too.
+ */
+export function applySignal(
+  states: KeyStates,
+  key: string,
+  now: number,
+  signal: ServerSignal,
+): void {
+  switch (signal.kind) {
+    case 'refusal': {
+      const wait = serverDelay(signal.retryAfterMs);
+      if (wait === undefined) refused(states, key, now);
+      else if (wait > 0) states.blockUntil(key, now + wait);
+      return;
+    }
+    case 'probe': {
+      const state = states.stateOf(key);
+      if (state instanceof WithLearned && state.learned !== undefined) return;
+      adopt(states, key, now, signal.limit, signal.windowMs, 'client');
+      return;
+    }
+    case 'answered':
+      forget(states, key, 'client');
+      return;
+  }
+  const { remaining } = signal;
+  const reset = serverDelay(signal.resetMs);
+  const ends = reset !== undefined && reset > 0 ? now + reset : undefined;
+  if (signal.kind === 'policy') {
+    const learned = adopt(states, key, now, signal.limit, signal.windowMs, 'server');
+    if (learned !== undefined) {
+      if (remaining === undefined) return;
+      const { windowMs } = learned.policy;
+      if (remaining === learned.policy.limit - 1) learned.openedAt = now;
+      // Permits the log does not know of (another client's) count a whole window from now,
+      // unless the server's window resets sooner (a fixed window): then only its block holds.
+      if (ends === undefined || ends >= now + windowMs) {
+        learned.counter.lowerRemaining(now, remaining);
+      }
+      if (remaining === 0 && ends !== undefined) {
+        const reopens = learned.openedAt + windowMs;
+        states.blockUntil(key, reopens > now && reopens < ends ? reopens : ends);
+      }
+      return;
+    }
+  }
+  if (remaining === undefined) return;
+  if (remaining === 0 && ends !== undefined) states.blockUntil(key, ends);
+  states.stateFor(key, now)?.lowerRemaining(now, remaining);
+}
+
+/**
+ * AIMD for a refusal without a policy (a bare 429, nginx's `limit_req`), see `AIMD`: the third
+ * refusal within a second makes the key learn a rate, half its own fastest rate. Each later
+ * refusal halves it again; it grows back linearly as requests go through, and is dropped once
+ * it is back at the key's own rate. Refusals before any request was let through at the new
+ * rate are echoes of the same excess and count once. A policy the server advertised wins: it
+ * is not cut.
+ */
+function refused(states: KeyStates, key: string, now: number): void {
+  const state = states.stateFor(key, now);
+  if (state === undefined) return;
+  const { peakPerMs } = states.compiled(key);
+  const learning =
+    state instanceof WithLearned ? state : new WithLearned(state, undefined, peakPerMs);
+  const current = learning.learned;
+  if (current?.policy.source === 'server') return;
+  if (current?.counter instanceof AdaptiveRate) {
+    current.counter.cut(now);
+    return;
+  }
+  if (learning !== state) states.replace(key, learning);
+  if (now - learning.struckAt > AIMD.STRIKE_MS) {
+    learning.struckAt = now;
+    learning.strikes = 0;
+  }
+  if (++learning.strikes < AIMD.STRIKES) return;
+  // The first cut halves the key's own rate. (The rate it was really sending at is not
+  // known any more: by the time its refusals are read, its own bucket may have refilled.)
+  const ratePerMs = peakPerMs * AIMD.CUT;
+  learning.learned = {
+    counter: new AdaptiveRate(ratePerMs, now),
+    policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
+    openedAt: Number.NEGATIVE_INFINITY,
+  };
+}
+
+/**
+ * Makes `limit` per `windowMs` the learned policy of `key` (unless it already is, from the same
+ * source) and returns it; `undefined` when it is no policy (a limit of 0, a window of NaN) or
+ * there is no room for the key's state. The window is cut to `MAX_DELAY_MS`.
+ *
+ * It starts with the permits in use now, as the policy it replaces counts them (or the key's
+ * own): learning never hands out credit. It lives in the key's state, so it counts against
+ * `maxKeys` and is forgotten with the key at rest.
+ */
+function adopt(
+  states: KeyStates,
+  key: string,
+  now: number,
+  limit: number,
+  windowMs: number,
+  source: LearnedSource,
+): LearnedLimit | undefined {
+  if (!(Number.isInteger(limit) && limit > 0 && windowMs > 0)) return undefined;
+  const window = windowMs < MAX_DELAY_MS ? windowMs : MAX_DELAY_MS;
+  const state = states.stateFor(key, now);
+  if (state === undefined) return undefined;
+  const current = state instanceof WithLearned ? state.learned : undefined;
+  if (
+    current !== undefined &&
+    current.policy.source === source &&
+    current.policy.limit === limit &&
+    current.policy.windowMs === window
+  ) {
+    return current;
+  }
+  const algorithm: Algorithm = limit <= MAX_LOGGED ? 'sliding-log' : 'sliding-window';
+  const resolved = resolvePolicy({ limit, windowMs: window, algorithm }, 'policy');
+  const counter = strategyFor(resolved);
+  const before = current?.counter ?? (state instanceof WithLearned ? state.base : state);
+  const inUse = Math.ceil(before.capacity - before.level(now) - EPSILON);
+  if (inUse > 0) counter.lowerRemaining(now, Math.max(0, limit - inUse));
+  const learned: LearnedLimit = {
+    counter,
+    policy: { limit, windowMs: window, source },
+    openedAt: Number.NEGATIVE_INFINITY,
+  };
+  if (state instanceof WithLearned) state.learned = learned;
+  else states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs));
+  return learned;
+}
+
+/** Drops the learned policy of `key` if it came from `source`. */
+function forget(states: KeyStates, key: string, source: LearnedSource): void {
+  const state = states.stateOf(key);
+  if (!(state instanceof WithLearned) || state.learned?.policy.source !== source) return;
+  // Unwrapped, the key pays nothing for learning again; a strike to remember keeps it.
+  if (state.struckAt === Number.NEGATIVE_INFINITY) states.replace(key, state.base);
+  else {
+    state.learned = undefined;
+    states.replace(key, state);
+  }
+}
+
+/** The learned policy of a key's state as `policyOf(key).learned` shows it, if any. */
+export function learnedPolicyOf(state: Strategy | undefined): LearnedPolicy | undefined {
+  const learned = state instanceof WithLearned ? state.learned : undefined;
+  if (learned === undefined) return undefined;
+  const { counter } = learned;
+  return counter instanceof AdaptiveRate
+    ? { limit: 1, windowMs: 1 / counter.ratePerMs, source: 'rate' }
+    : learned.policy;
+}
+
+/** The learned counter of a key's state (its capacity bounds the key's), if any. */
+export function learnedCounterOf(state: Strategy | undefined): Strategy | undefined {
+  return state instanceof WithLearned ? state.learned?.counter : undefined;
+}

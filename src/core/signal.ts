@@ -1,0 +1,114 @@
+import { describe } from './validate.js';
+
+/**
+ * The longest wait anything a server says can impose, in ms: 2^31 - 1 (about 24.8 days), the
+ * longest `setTimeout` honours. A block or a learned window beyond it is cut to it, so
+ * `w=999999999999` cannot hold a key for 31,000 years.
+ */
+export const MAX_DELAY_MS = 2_147_483_647;
+
+/** The server's count for a key (`RateLimit-Remaining`/`-Reset`, `X-RateLimit-*`). */
+export interface QuotaSignal {
+  readonly kind: 'quota';
+  /** Permits the server says are left: lowers local credit to at most this, never raises it. */
+  readonly remaining: number;
+  /** ms until the server's quota resets; with `remaining: 0` the key is blocked that long. */
+  readonly resetMs?: number | undefined;
+}
+
+/**
+ * A policy the server advertised (`RateLimit-Policy: "p";q=20;w=1`): `limit` per `windowMs`,
+ * which the key adopts as a learned policy (the tighter of its own and the learned one wins),
+ * with the server's count when the answer carried one.
+ */
+export interface PolicySignal {
+  readonly kind: 'policy';
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly remaining?: number | undefined;
+  readonly resetMs?: number | undefined;
+}
+
+/**
+ * The server refused a request (429, 503). With `retryAfterMs` (Retry-After) the key is blocked
+ * that long; without it the server said only "too fast", which teaches a rate (AIMD).
+ */
+export interface RefusalSignal {
+  readonly kind: 'refusal';
+  readonly retryAfterMs?: number | undefined;
+}
+
+/**
+ * The client probes a key it knows nothing of: until the server answers, hold the key to
+ * `limit` per `windowMs` (a key that learned a policy already keeps it). Any answer with a
+ * policy replaces the probe; one without (`answered`) ends it.
+ */
+export interface ProbeSignal {
+  readonly kind: 'probe';
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+/** The server answered without a word of its limit: a probe of the key is over. */
+export interface AnsweredSignal {
+  readonly kind: 'answered';
+}
+
+/**
+ * What the server said of a key, as the paced fetch reads it from a response: the one typed
+ * value that goes from HTTP to the permit source (`pacer.observe(key, signal)`), unchanged
+ * through a shared store, so what one process learns can be shared.
+ */
+export type ServerSignal =
+  | QuotaSignal
+  | PolicySignal
+  | RefusalSignal
+  | ProbeSignal
+  | AnsweredSignal;
+
+/**
+ * What RateLimit headers say of a key, before it is a signal (see `signalOf` in http/adapt.ts):
+ * the count, and the policy when the server advertised one.
+ */
+export interface ServerQuota {
+  /** Permits the server says are left. */
+  readonly remaining: number;
+  /** ms until the server's quota resets. */
+  readonly resetMs?: number;
+  /** The server's limit per `windowMs` (alone, without `windowMs`, it says nothing of a rate). */
+  readonly limit?: number;
+  /** The server's window in ms (`RateLimit-Policy: "p";q=20;w=1` is 1000), with `limit`. */
+  readonly windowMs?: number;
+}
+
+const KINDS: ReadonlySet<string> = new Set(['quota', 'policy', 'refusal', 'probe', 'answered']);
+
+/**
+ * Checks the parts of a signal a caller controls: its `kind` and a `remaining` count. A policy
+ * that is no policy (a limit of 0, a window of NaN) is ignored where it is read, not thrown:
+ * headers are the server's, and a hostile one must not break a fetch.
+ */
+export function assertSignal(signal: unknown): asserts signal is ServerSignal {
+  const kind = (signal as { kind?: unknown } | null)?.kind;
+  if (typeof kind !== 'string' || !KINDS.has(kind)) {
+    throw new TypeError(
+      `[fetch-pacer] Expected a server signal such as \`{ kind: 'quota', remaining }\`, got ${describe(signal)}`,
+    );
+  }
+  const { remaining } = signal as { remaining?: unknown };
+  if ((kind === 'quota' || remaining !== undefined) && !isCount(remaining)) {
+    throw new RangeError(
+      `[fetch-pacer] Expected \`remaining\` to be an integer >= 0, got ${describe(remaining)}`,
+    );
+  }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}
+
+/** A delay the server asked for, in ms: cut to [0, MAX_DELAY_MS]; undefined if not a number. */
+export function serverDelay(ms: number | undefined): number | undefined {
+  if (typeof ms !== 'number' || Number.isNaN(ms)) return undefined;
+  return ms < 0 ? 0 : ms > MAX_DELAY_MS ? MAX_DELAY_MS : ms;
+}
