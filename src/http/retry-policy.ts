@@ -1,3 +1,4 @@
+import { backoffMs as backoff } from '../core/backoff.js';
 import { assertKnownOptions, assertPositiveFinite, fail } from '../core/validate.js';
 
 /** When and how a paced fetch retries a response the server refused. */
@@ -101,14 +102,9 @@ export function isRefusal(retry: ResolvedRetry, status: number): boolean {
   return retry.statuses.has(status);
 }
 
-/**
- * The backoff without a `Retry-After`: exponential, capped, with "equal jitter" (half fixed,
- * half random) so that clients refused together do not come back together, and no retry
- * comes back at once.
- */
+/** The backoff without a `Retry-After` before retry `attempt` (0 first): core/backoff.ts. */
 export function backoffMs(retry: ResolvedRetry, attempt: number): number {
-  const ceiling = Math.min(retry.maxBackoffMs, retry.backoffMs * 2 ** attempt);
-  return Math.ceil(ceiling / 2 + (retry.random() * ceiling) / 2);
+  return backoff(attempt, retry.backoffMs, retry.maxBackoffMs, retry.random);
 }
 
 /** May this refused request be sent again (ignoring how long the wait is)? */

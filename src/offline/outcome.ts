@@ -3,6 +3,8 @@
  * waits. Pure: no clock, no storage.
  */
 
+import { backoffMs as exponential } from '../core/backoff.js';
+
 /** `sent`: it leaves. `rejected`: it leaves, reported. `retry`: it stays and waits. */
 export type Verdict = 'sent' | 'rejected' | 'retry';
 
@@ -26,11 +28,8 @@ export interface Backoff {
 
 /**
  * The wait after the `attempts`-th failed attempt (1, 2, ...): `retryDelayMs` doubling per
- * attempt, capped at `maxRetryDelayMs`, with equal jitter (half of it fixed, half random) so
- * that many clients that failed together do not come back together, and none comes back at once.
+ * attempt up to `maxRetryDelayMs`, with equal jitter (core/backoff.ts).
  */
 export function backoffMs(attempts: number, backoff: Backoff): number {
-  const exponent = Math.min(Math.max(attempts - 1, 0), 52);
-  const ceiling = Math.min(backoff.maxRetryDelayMs, backoff.retryDelayMs * 2 ** exponent);
-  return Math.ceil(ceiling / 2 + (backoff.random() * ceiling) / 2);
+  return exponential(attempts - 1, backoff.retryDelayMs, backoff.maxRetryDelayMs, backoff.random);
 }

@@ -1,4 +1,5 @@
-import type { PolicySummary } from '../core/limiter.js';
+import { IncrementalSweep } from '../core/sweep.js';
+import type { PolicySummary } from '../core/compile.js';
 
 interface Heard {
   /** Whole permits the store said were left. */
@@ -9,9 +10,6 @@ interface Heard {
   readonly fullAt: number;
 }
 
-/** Entries looked at per new key, so forgotten keys are dropped without a timer or a scan. */
-const SWEEP_STEP = 2;
-
 /**
  * What a shared store last said of each key's credit, refilled at the key's own rate since: the
  * `level` of `inspect(key)` with a store, which cannot be asked synchronously. Takes by other
@@ -19,11 +17,15 @@ const SWEEP_STEP = 2;
  */
 export class Echoes {
   private readonly heard = new Map<string, Heard>();
-  private cursor: MapIterator<[string, Heard]> | undefined;
+  /** Drops what is useless (full again) as new keys arrive, without a timer or a scan. */
+  private readonly sweep = new IncrementalSweep(
+    this.heard,
+    (heard: Heard, now) => now >= heard.fullAt,
+  );
 
   record(key: string, remaining: number, at: number, info: PolicySummary): void {
     const fullAt = at + Math.max(0, info.capacity - remaining) / info.ratePerMs;
-    if (!this.heard.has(key)) this.sweep(at);
+    if (!this.heard.has(key)) this.sweep.step(at);
     this.heard.set(key, { remaining, at, fullAt });
   }
 
@@ -33,18 +35,5 @@ export class Echoes {
     if (heard === undefined) return info.capacity;
     const level = heard.remaining + Math.max(0, now - heard.at) * info.ratePerMs;
     return level < info.capacity ? level : info.capacity;
-  }
-
-  private sweep(now: number): void {
-    for (let step = 0; step < SWEEP_STEP; step++) {
-      this.cursor ??= this.heard.entries();
-      const next = this.cursor.next();
-      if (next.done) {
-        this.cursor = undefined;
-        return;
-      }
-      const [key, heard] = next.value;
-      if (now >= heard.fullAt) this.heard.delete(key);
-    }
   }
 }

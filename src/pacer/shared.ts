@@ -1,8 +1,13 @@
 import type { Decision } from '../core/decision.js';
-import type { PolicyInput, PolicyResolver, PolicySummary } from '../core/limiter.js';
+import {
+  type CompiledPolicy,
+  type PolicyInput,
+  type PolicyResolver,
+  type PolicySummary,
+  policyResolver,
+} from '../core/compile.js';
 import type { ServerSignal } from '../core/signal.js';
 import { Echoes } from './echo.js';
-import { type Limits, limitsResolver } from './policies.js';
 import { behind, projectFrom } from './projection.js';
 import { report } from './store.js';
 import type { Store, StoreCall, StoreEvent } from './store-contract.js';
@@ -18,7 +23,7 @@ export type Answers = readonly Decision[] | Promise<readonly Decision[]>;
  * on dispose), the store's events, and what it last said of each key (for `inspect`).
  */
 export class SharedLimits {
-  private readonly limitsOf: (key: string) => Limits;
+  private readonly limitsOf: (key: string) => CompiledPolicy;
   private readonly lifetime = new AbortController();
   private readonly unsubscribe: (() => void) | undefined;
   private readonly echoes = new Echoes();
@@ -29,7 +34,7 @@ export class SharedLimits {
     onEvent: (event: StoreEvent) => void,
   ) {
     // A store that cannot count a static policy says so now, from createPacer.
-    this.limitsOf = limitsResolver(limits, store.check?.bind(store));
+    this.limitsOf = policyResolver(limits, 'limits', store.check?.bind(store));
     this.unsubscribe = store.subscribe?.((event) => {
       if (!this.lifetime.signal.aborted) onEvent(event);
     });
@@ -125,7 +130,7 @@ export class SharedLimits {
   }
 
   private call(key: string): StoreCall {
-    return { limits: this.limitsOf(key), signal: this.lifetime.signal };
+    return { limits: this.limitsOf(key).policies, signal: this.lifetime.signal };
   }
 
   private quietly(work: () => void | Promise<void>): void {

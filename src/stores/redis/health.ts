@@ -1,3 +1,4 @@
+import { backoffMs } from '../../core/backoff.js';
 import { PacerError } from '../../pacer/errors.js';
 import { onAbort } from '../../pacer/abort.js';
 
@@ -51,10 +52,9 @@ function unref(timer: unknown): void {
   (timer as { unref?: () => void } | undefined)?.unref?.();
 }
 
-/** Exponential backoff with equal jitter: 50 ms doubling to 1 s. */
-function backoffMs(attempt: number): number {
-  const ceiling = Math.min(1_000, 50 * 2 ** attempt);
-  return ceiling / 2 + (Math.random() * ceiling) / 2;
+/** The probes' backoff: 50 ms doubling to 1 s, with equal jitter (core/backoff.ts). */
+function probeBackoffMs(attempt: number): number {
+  return backoffMs(attempt, 50, 1_000, Math.random);
 }
 
 /** A timer that never holds a Node process open, cancelled by `signal`. */
@@ -106,7 +106,7 @@ export class Health {
     if (this.since !== undefined) return;
     this.since = now();
     this.attempt = 0;
-    this.nextProbeAt = this.since + backoffMs(0);
+    this.nextProbeAt = this.since + probeBackoffMs(0);
   }
 
   /**
@@ -215,7 +215,7 @@ export class Health {
       (error: unknown) => {
         this.lastError = error;
         this.attempt++;
-        this.nextProbeAt = now() + backoffMs(this.attempt);
+        this.nextProbeAt = now() + probeBackoffMs(this.attempt);
         return false;
       },
     );
