@@ -1,6 +1,7 @@
 import { describe } from '../core/validate.js';
-import { SharedScheduler } from './shared-scheduler.js';
-import { SCHEDULER, type Store } from './store-contract.js';
+import type { PermitsFactory } from './permits.js';
+import { PERMITS, type Store } from './store-contract.js';
+import { StorePermits } from './store-permits.js';
 
 /**
  * Makes `store` one that `createPacer({ store })` accepts, and returns it. This is what brings
@@ -21,6 +22,9 @@ export function defineStore<T extends Store>(store: T): T {
       );
     }
   }
-  Object.defineProperty(store, SCHEDULER, { value: SharedScheduler, configurable: true });
+  Object.defineProperty(store, PERMITS, { value: storePermits, configurable: true });
   return store;
 }
+
+/** The permit source of a pacer with a store: what `defineStore` attaches (see `PERMITS`). */
+const storePermits: PermitsFactory = (core, store) => new StorePermits(core, store);

@@ -1,8 +1,8 @@
 import { describe } from '../core/validate.js';
 import { type PacerOptions, resolvePacerOptions } from './options.js';
+import type { PermitsFactory } from './permits.js';
 import { Scheduler } from './scheduler.js';
-import type { SharedScheduler } from './shared-scheduler.js';
-import { SCHEDULER, type Store } from './store-contract.js';
+import { PERMITS, type Store } from './store-contract.js';
 import type { Pacer } from './types.js';
 
 /**
@@ -18,8 +18,7 @@ export function createPacer(options: PacerOptions): Pacer {
   const resolved = resolvePacerOptions(options);
   const { store } = resolved;
   // The code for stores comes with the store (`defineStore`): bundles without one stay lean.
-  const scheduler =
-    store === undefined ? new Scheduler(resolved) : new (sharedOf(store))({ ...resolved, store });
+  const scheduler = new Scheduler(resolved, store === undefined ? undefined : permitsOf(store));
   // Methods bound once, so `pacer.subscribe` and friends can be passed around.
   return Object.freeze<Pacer>({
     schedule: (task, scheduleOptions) => scheduler.schedule(task, scheduleOptions),
@@ -40,9 +39,9 @@ export function createPacer(options: PacerOptions): Pacer {
 
 function noop(): void {}
 
-/** The scheduler that `defineStore` attached to `store` (crossTabStore and redisStore have it). */
-function sharedOf(store: Store): typeof SharedScheduler {
-  const shared = (store as { [SCHEDULER]?: typeof SharedScheduler } | null)?.[SCHEDULER];
+/** The permit source `defineStore` attached to `store` (crossTabStore and redisStore have it). */
+function permitsOf(store: Store): PermitsFactory {
+  const shared = (store as { [PERMITS]?: PermitsFactory } | null)?.[PERMITS];
   if (typeof shared !== 'function') {
     throw new TypeError(
       `[fetch-pacer] Expected \`store\` to be made by crossTabStore(), redisStore() or defineStore(), got ${describe(store)}`,

@@ -1,12 +1,14 @@
+import { monotonic, type Ticker } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
 import { RateLimiter, type ServerSignal } from '../core/limiter.js';
-import { monotonic, type Ticker } from '../core/clock.js';
 import { assertPositiveInteger } from '../core/validate.js';
 import { onAbort } from './abort.js';
-import { PacerDisposedError, QueueFullError, RateLimitError } from './errors.js';
+import { PacerDisposedError, type RateLimitError } from './errors.js';
+import { LocalPermits } from './local-permits.js';
 import type { ResolvedPacerOptions } from './options.js';
-import { type KeyState, ProgressReports, reportStarted } from './progress.js';
-import { denyBehind, inspectKey, project } from './projection.js';
+import type { Permits, PermitsFactory, SchedulerCore } from './permits.js';
+import { RunningTasks, settle } from './lifecycle.js';
+import { type KeyState, ProgressReports } from './progress.js';
 import { SnapshotStore } from './store.js';
 import {
   assertKey,
@@ -21,87 +23,68 @@ import type { KeyInspection, PacerSnapshot, ScheduleOptions } from './types.js';
 import { WaitingTasks } from './waiting.js';
 
 /**
- * Schedules tasks against a RateLimiter it owns. Every event (a task queued, settled or aborted,
- * the timer, the server's word, pause) ends in `flush()`: start what is due, re-arm the one
- * timer for the earliest due key, publish the snapshot, wake `onIdle`.
+ * The one scheduler of a pacer: the queue, the task lifecycle and the loop, composed with a
+ * permit source (`Permits`) that says which due tasks start. Every event (a task queued,
+ * settled or aborted, the timer, the server's word, pause) ends in `flush()`: start what is
+ * due, re-arm the one timer for the earliest due key, publish the snapshot, wake `onIdle`.
  *
- * With a `store`, `SharedScheduler` (shared-scheduler.ts) takes over where permits come from;
- * this class is the in-memory path and knows nothing of stores.
+ * Without a store the permits are the in-memory limiter's (`LocalPermits`); with one, the
+ * permit source `defineStore` attached to it (`StorePermits`), so bundles without a store carry
+ * none of its code.
  */
-export class Scheduler {
-  protected readonly limiter: RateLimiter;
-  protected readonly waiting: WaitingTasks;
+export class Scheduler implements SchedulerCore {
+  readonly limiter: RateLimiter;
+  readonly waiting: WaitingTasks;
+  private readonly permits: Permits;
   private readonly timer: Timer;
   private readonly store: SnapshotStore;
-  protected inFlight = 0;
-  protected admitted = 0;
-  protected denied = 0;
-  protected paused = false;
-  protected disposed = false;
-  protected order = 0;
+  /** Tasks started and not settled: their count is what `concurrency` bounds. */
+  private readonly running = new RunningTasks(
+    () => this.flush(),
+    () => this.store.publish(),
+  );
+  private admitted = 0;
+  private denied = 0;
+  paused = false;
+  disposed = false;
+  private order = 0;
   /**
    * The pacer's time base: its clock, clamped (`monotonic`): never backwards, and a reading of
    * NaN or ±Infinity is ignored (the last good time stands), so no wait can be computed from it.
    */
   readonly now: Ticker;
-  protected flushing = false;
+  private flushing = false;
   private again = false;
   private idleWaiters: (() => void)[] = [];
   /** Tasks with an `onProgress` listener, told where they stand after each flush. */
-  protected readonly progress = new ProgressReports();
+  private readonly progress = new ProgressReports();
 
-  constructor(protected readonly options: ResolvedPacerOptions) {
-    const { limits, maxKeys, clock, mode } = options;
+  constructor(
+    readonly options: ResolvedPacerOptions,
+    permitsOf?: PermitsFactory,
+  ) {
+    const { limits, maxKeys, clock, store } = options;
     this.now = monotonic(() => clock.now());
     this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: this.now });
     this.waiting = new WaitingTasks(
-      this.waitOf(mode),
-      () => this.now(),
+      (key, cost) => this.permits.waitOf(key, cost),
+      this.now,
       (task, error) => this.settle(task, false, error),
     );
+    this.permits =
+      store === undefined || permitsOf === undefined
+        ? new LocalPermits(this)
+        : permitsOf(this, store);
     this.timer = new Timer(clock, () => this.flush());
     this.store = new SnapshotStore(() => ({
       queued: this.waiting.size,
-      inFlight: this.inFlight,
+      inFlight: this.running.count,
       admitted: this.admitted,
       denied: this.denied,
       blockedKeys: this.limiter.blockedKeys(),
       paused: this.paused,
       disposed: this.disposed,
     }));
-  }
-
-  /**
-   * How long the head of a key waits for its permits (called from the constructor). In reject
-   * mode a task waits only for a slot; its rate is decided when its turn comes.
-   */
-  protected waitOf(mode: ResolvedPacerOptions['mode']): (key: string, cost: number) => number {
-    return mode === 'queue' ? (key, cost) => this.permitWait(key, cost) : () => 0;
-  }
-
-  /**
-   * ms until `cost` permits of `key` exist, to the µs. A Decision's `retryAfterMs` is whole ms
-   * (rounded up), so a timer set to it would start each task up to 1 ms after its permit, and
-   * that lateness is what pacing accuracy measures. Where the key's level and rate (or its
-   * block) tell the moment within that last ms, the head is due then. Only a refinement: a
-   * moment outside the last whole ms is not trusted (a window algorithm's level is no token
-   * count, and with several policies another one may bind), and the whole ms stands.
-   */
-  private permitWait(key: string, cost: number): number {
-    const decision = this.limiter.peek(key, cost);
-    const whole = decision.retryAfterMs;
-    if (decision.allowed || whole === 0) return 0;
-    let exact: number;
-    if (decision.reason === 'rate') {
-      exact = (cost - this.limiter.level(key)) / this.limiter.policyOf(key).ratePerMs;
-    } else if (decision.reason === 'blocked') {
-      exact = (this.limiter.blockedUntil(key) ?? Number.NaN) - this.now();
-    } else {
-      return whole;
-    }
-    if (!(exact > whole - 1 && exact <= whole)) return whole;
-    // Up to the next µs: a float a hair short of the permit would wake the pacer too early.
-    return Math.ceil(exact * 1_000 - 1e-6) / 1_000;
   }
 
   schedule<T>(run: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
@@ -111,108 +94,21 @@ export class Scheduler {
     const task = resolveTaskOptions(options);
     if (this.disposed) return Promise.reject(new PacerDisposedError());
     if (task.signal?.aborted) return Promise.reject(task.signal.reason);
-    if (this.flushing) return this.admit(run, task);
+    if (this.flushing) return this.permits.admit(run, task);
     // Start whatever is due first (a real timer may be late), so the checks below see the
     // queue as it is: a task judged to start now must not find its slot taken.
-    this.pump();
-    return this.startNow(run, task) ?? this.admit(run, task);
+    this.permits.pump();
+    return this.permits.startNow(run, task) ?? this.permits.admit(run, task);
   }
 
-  /**
-   * The fast path, for a task nothing can be ahead of: no task of its key waits, a slot is free
-   * (so, the queue just pumped, no task of another key is due and waiting for one), not paused.
-   * If its permit exists it runs now, with no queue entry, no task object and no abort listener:
-   * what `admit` would end up doing, at a fraction of the cost. Otherwise undefined: the task
-   * goes through `admit`, which queues it or rejects it.
-   */
-  protected startNow<T>(
-    run: () => T | PromiseLike<T>,
-    options: TaskOptions,
-  ): Promise<T> | undefined {
-    if (this.paused || !this.hasSlot() || this.waiting.line(options.key) !== undefined) {
-      return undefined;
-    }
-    let decision: Decision;
-    try {
-      decision = this.limiter.tryAcquire(options.key, options.cost);
-    } catch {
-      return undefined; // a cost beyond capacity: `admit` rejects it with the core's error
-    }
-    if (!decision.allowed) return undefined;
+  /** The fast path's start: the permit is taken, the task runs now with no queue entry. */
+  runNow<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
     this.admitted++;
-    this.inFlight++;
-    reportStarted(options.onProgress);
-    let result: T | PromiseLike<T>;
-    let thenable: boolean;
-    try {
-      result = run();
-      // Reading `then` may throw (a getter, a revoked Proxy): the task failed, its slot is free.
-      thenable = isThenable(result);
-    } catch (error) {
-      this.taskEnded();
-      return Promise.reject(error);
-    }
-    if (!thenable) {
-      // A synchronous task is over when it returns: its slot is free at once, and one
-      // promise (the caller's) is all it costs.
-      this.taskEnded();
-      return Promise.resolve(result as T);
-    }
-    this.store.publish();
-    return Promise.resolve(result).then(this.taskDone, this.taskFailed);
-  }
-
-  /** A task started by `startNow` finished: its slot is free. Bound once, shared by all. */
-  private readonly taskDone = <T>(value: T): T => {
-    this.taskEnded();
-    return value;
-  };
-
-  private readonly taskFailed = (error: unknown): never => {
-    this.taskEnded();
-    throw error;
-  };
-
-  private taskEnded(): void {
-    this.inFlight--;
-    this.flush();
-  }
-
-  /** Queues a checked task (or rejects it at once): the in-memory limiter decides. */
-  protected admit<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
-    const { mode, maxQueue, maxWaitMs } = this.options;
-    const { key, cost, priority, front } = options;
-    try {
-      const decision = this.limiter.peek(key, cost);
-      if (mode === 'reject' && !decision.allowed) {
-        return this.deny(new RateLimitError(decision, { key }));
-      }
-      const line = this.waiting.line(key);
-      const leads = line === undefined || line.wouldLead(priority, front);
-      const startsNow = leads && decision.allowed && !this.paused && this.hasSlot();
-      if (!startsNow && this.waiting.size >= maxQueue) {
-        this.flush();
-        return Promise.reject(new QueueFullError(maxQueue, { key }));
-      }
-      if (!startsNow && mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
-        const ahead = line?.costAhead(priority, front) ?? 0;
-        const projected = project(this.limiter, this.limiter.policyOf(key), key, ahead + cost);
-        if (projected.retryAfterMs > maxWaitMs) {
-          return this.deny(new RateLimitError(projected, { key, maxWaitMs }));
-        }
-      }
-    } catch (error) {
-      // The core's RangeError for a cost beyond capacity, or a bad policy from a resolver.
-      this.flush();
-      return Promise.reject(error);
-    }
-    const { promise } = this.enqueue(run, options);
-    this.flush();
-    return promise;
+    return this.running.runNow(run, options.onProgress);
   }
 
   /** Puts a checked task in its line: listening to its signal and, if asked, reporting. */
-  protected enqueue<T>(
+  enqueue<T>(
     run: () => T | PromiseLike<T>,
     options: TaskOptions,
   ): { readonly task: Task; readonly promise: Promise<T> } {
@@ -230,17 +126,8 @@ export class Scheduler {
     if (this.disposed) throw new PacerDisposedError();
     assertKey(key);
     assertPositiveInteger('cost', cost);
-    const line = this.waiting.line(key);
-    let decision: Decision;
-    if (line === undefined) {
-      decision = this.limiter.tryAcquire(key, cost);
-    } else {
-      this.limiter.peek(key, cost); // throws, like the core, for a cost beyond capacity
-      // Never ahead of the line: denied, with the wait behind every task of the key.
-      decision = denyBehind(this.limiter, this.limiter.policyOf(key), key, line.totalCost + cost);
-    }
-    if (decision.allowed) this.admitted++;
-    else this.denied++;
+    const decision = this.permits.tryAcquire(key, cost);
+    this.count(decision.allowed ? 1 : 0, decision.allowed ? 0 : 1);
     this.flush();
     return decision;
   }
@@ -248,13 +135,15 @@ export class Scheduler {
   blockUntil(key: string, until: number): void {
     assertKey(key);
     this.limiter.blockUntil(key, until);
-    this.serverSaid(key);
+    this.permits.blockUntil(key, until);
+    this.retime(key);
   }
 
   observe(key: string, signal: ServerSignal): void {
     assertKey(key);
     this.limiter.observe(key, signal);
-    this.serverSaid(key);
+    this.permits.observe(key, signal);
+    this.retime(key);
   }
 
   pause(): void {
@@ -268,7 +157,7 @@ export class Scheduler {
   }
 
   onIdle(): Promise<void> {
-    if (this.waiting.size === 0 && this.inFlight === 0) return Promise.resolve();
+    if (this.waiting.size === 0 && this.running.count === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -277,6 +166,7 @@ export class Scheduler {
     this.disposed = true;
     for (const task of this.waiting.drain()) this.settle(task, false, new PacerDisposedError());
     this.flush();
+    this.permits.dispose();
   }
 
   subscribe(listener: () => void): () => void {
@@ -289,120 +179,51 @@ export class Scheduler {
 
   inspect(key: string = DEFAULT_KEY): KeyInspection {
     assertKey(key);
-    const line = this.waiting.line(key);
-    return inspectKey(
-      this.limiter,
-      this.limiter.policyOf(key),
-      key,
-      this.now(),
-      line?.size ?? 0,
-      line?.head,
-    );
+    return this.permits.inspect(key);
   }
 
-  protected deny(error: RateLimitError): Promise<never> {
+  count(admitted: number, denied: number): void {
+    this.admitted += admitted;
+    this.denied += denied;
+  }
+
+  deny(error: RateLimitError): Promise<never> {
     this.denied++;
     this.flush();
     return Promise.reject(error);
   }
 
-  protected abort(task: Task): void {
+  private abort(task: Task): void {
     if (task.state !== 'queued') return;
     this.waiting.remove(task);
     this.settle(task, false, task.signal?.reason);
     this.flush();
   }
 
-  /** Settles a task that has not started or has finished; exactly once, listener removed. */
-  protected settle(task: Task, ok: boolean, value: unknown): void {
-    if (task.state === 'done') return;
-    task.state = 'done';
-    this.detach(task);
-    if (ok) task.resolve(value);
-    else task.reject(value);
+  settle(task: Task, ok: boolean, value: unknown): void {
+    settle(task, ok, value);
   }
 
-  private detach(task: Task): void {
-    task.onAbort?.();
-    task.onAbort = undefined;
+  hasSlot(): boolean {
+    return this.freeSlots() > 0;
   }
 
-  protected hasSlot(): boolean {
-    return this.inFlight < this.options.concurrency;
+  freeSlots(): number {
+    return this.options.concurrency - this.running.count - this.permits.pending;
   }
 
-  /** Starts every task that is due, earliest key first, while slots are free. */
-  protected pump(): void {
-    while (!this.paused && !this.disposed && this.hasSlot()) {
-      const key = this.waiting.earliest();
-      if (key === undefined) return;
-      const now = this.now();
-      if (key.due > now) return;
-      const task = key.line.head as Task;
-      let decision: Decision;
-      try {
-        decision = this.limiter.tryAcquire(key.key, task.cost);
-      } catch (error) {
-        this.waiting.remove(task);
-        this.settle(task, false, error);
-        continue;
-      }
-      if (decision.allowed) {
-        this.waiting.remove(task);
-        this.admitted++;
-        this.start(task);
-      } else if (this.options.mode === 'reject') {
-        this.waiting.remove(task);
-        this.denied++;
-        this.settle(task, false, new RateLimitError(decision, { key: task.key }));
-      } else {
-        // Due, yet denied: another key took the last `maxKeys` room first, or the clock stepped
-        // back. Look again when the limiter says; at least 1 ms on, so this loop cannot spin.
-        this.waiting.postpone(key, now + Math.max(1, decision.retryAfterMs));
-      }
-    }
+  start(task: Task): void {
+    this.running.start(task);
   }
 
-  protected start(task: Task): void {
-    task.state = 'running';
-    // The signal has no say once the task runs (the task never sees it): drop the listener now.
-    this.detach(task);
-    reportStarted(task.onProgress);
-    this.inFlight++;
-    let result: unknown;
-    let thenable: boolean;
-    try {
-      result = task.run();
-      thenable = isThenable(result); // may throw, as in `startNow`
-    } catch (error) {
-      this.finish(task, false, error);
-      return;
-    }
-    // As in `startNow`: a synchronous task is over when it returns, and so is its slot.
-    if (!thenable) {
-      this.finish(task, true, result);
-      return;
-    }
-    Promise.resolve(result).then(
-      (value) => this.finish(task, true, value),
-      (error: unknown) => this.finish(task, false, error),
-    );
-  }
-
-  private finish(task: Task, ok: boolean, value: unknown): void {
-    this.inFlight--;
-    this.settle(task, ok, value);
-    this.flush();
-  }
-
-  /** After `blockUntil`/`observe`: mirror the key's block and re-time its waiting tasks. */
-  protected serverSaid(key: string): void {
+  /** After the server's word: re-time the key's waiting tasks. */
+  retime(key: string): void {
     this.waiting.retimeKey(key);
     this.flush();
   }
 
   /** The end of every event: start what is due, re-arm the one timer, publish, wake onIdle. */
-  protected flush(): void {
+  flush(): void {
     // A task started here may schedule, abort or pause synchronously: that work joins this
     // flush instead of nesting one.
     if (this.flushing) {
@@ -413,7 +234,7 @@ export class Scheduler {
     try {
       do {
         this.again = false;
-        this.pump();
+        this.permits.pump();
       } while (this.again);
       this.arm();
     } finally {
@@ -421,7 +242,7 @@ export class Scheduler {
     }
     if (this.progress.active) this.reportProgress();
     this.store.publish();
-    if (this.waiting.size === 0 && this.inFlight === 0 && this.idleWaiters.length > 0) {
+    if (this.waiting.size === 0 && this.running.count === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const wake of waiters) wake();
@@ -456,13 +277,4 @@ export class Scheduler {
     // Waiting tasks are work that should keep a Node process alive; a block expiry is not.
     this.timer.set(at, at - this.now(), this.waiting.size > 0);
   }
-}
-
-/** Whether `value` is a promise or promise-like: a task with a `then` is awaited. */
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as PromiseLike<T>).then === 'function'
-  );
 }

@@ -3,10 +3,11 @@ import type { ResolvedPolicy } from '../core/policy.js';
 import type { ServerSignal } from '../core/signal.js';
 
 /**
- * Where `defineStore` puts the scheduling code of stores, for `createPacer` to find. A symbol of
- * the global registry, so a store made by another copy of the package still works.
+ * Where `defineStore` puts the permit source for stores (its `PermitsFactory`), for
+ * `createPacer` to find. A symbol of the global registry, so a store made by another copy of
+ * the package still works.
  */
-export const SCHEDULER: unique symbol = Symbol.for('fetch-pacer.store-scheduler') as never;
+export const PERMITS: unique symbol = Symbol.for('fetch-pacer.store-permits') as never;
 
 /**
  * What the pacer passes with every call to a store: the key's policies and its lifetime.

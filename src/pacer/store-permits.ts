@@ -1,128 +1,122 @@
 import type { Decision } from '../core/decision.js';
 import type { PolicySummary, ServerSignal } from '../core/limiter.js';
-import { assertPositiveInteger } from '../core/validate.js';
-import { PacerDisposedError, QueueFullError, RateLimitError } from './errors.js';
-import type { ResolvedPacerOptions } from './options.js';
+import { QueueFullError, RateLimitError } from './errors.js';
+import type { Permits, SchedulerCore } from './permits.js';
 import { projectFrom } from './projection.js';
-import { Scheduler } from './scheduler.js';
 import { isPromise, MAX_BATCH, SharedLimits, sortAnswers } from './shared.js';
 import type { Store, StoreEvent } from './store-contract.js';
-import { assertKey, DEFAULT_KEY, type Task, type TaskOptions, type WaitingKey } from './task.js';
+import type { Task, TaskOptions, WaitingKey } from './task.js';
 import type { KeyInspection } from './types.js';
 
 /**
- * The pacer with a store: permits come from the store, asked for the head tasks of each due key,
+ * Permits from a store (`defineStore` brings this in): asked for the head tasks of each due key,
  * one call per key at a time, so FIFO holds per key and no task starts before the store granted
  * it. A store that answers with a Promise is awaited; one that answers at once is not.
  *
- * The limiter the base class owns keeps only what must be known synchronously here: the
- * policies (capacity checks, projections) and the server blocks this pacer heard of.
+ * The scheduler's limiter keeps only what must be known synchronously here: the policies
+ * (capacity checks, projections) and the server blocks this pacer heard of.
  */
-export class SharedScheduler extends Scheduler {
+export class StorePermits implements Permits {
   private readonly shared: SharedLimits;
   /** Tasks a store call is out for: each holds a concurrency slot until the store answers. */
   private taking = 0;
 
-  constructor(options: ResolvedPacerOptions & { readonly store: Store }) {
-    super(options);
-    this.shared = new SharedLimits(options.store, options.limits, (event) => this.heard(event));
+  constructor(
+    private readonly core: SchedulerCore,
+    store: Store,
+  ) {
+    this.shared = new SharedLimits(store, core.options.limits, (event) => this.storeChanged(event));
   }
 
-  /** With a store, the store's answer times a key: until it is asked, only a known block waits. */
-  protected override waitOf(mode: ResolvedPacerOptions['mode']) {
-    return mode === 'queue' ? (key: string) => this.blockWait(key) : () => 0;
+  get pending(): number {
+    return this.taking;
+  }
+
+  /** The store's answer times a key: until it is asked, only a known block waits. */
+  waitOf(key: string): number {
+    return this.core.options.mode === 'queue' ? this.blockWait(key) : 0;
   }
 
   /** ms until the server block on `key` that this pacer knows of ends; 0 when none. */
   private blockWait(key: string): number {
-    const until = this.limiter.blockedUntil(key);
-    return until === undefined ? 0 : until - this.now();
+    const until = this.core.limiter.blockedUntil(key);
+    return until === undefined ? 0 : until - this.core.now();
   }
 
   /** No fast path: only the store grants permits, and it is asked in `pump`. */
-  protected override startNow(): undefined {
+  startNow(): undefined {
     return undefined;
   }
 
-  protected override admit<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
-    const { mode, maxQueue, maxWaitMs } = this.options;
+  admit<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
+    const { mode, maxQueue, maxWaitMs } = this.core.options;
     const { key, cost, priority, front } = options;
     let info: PolicySummary;
     let ahead = 0;
     try {
       // Throws, like the core, for a cost beyond capacity; denies during a known server block.
-      const known = this.limiter.peek(key, cost);
+      const known = this.core.limiter.peek(key, cost);
       this.shared.prepare(key);
       if (mode === 'reject' && known.reason === 'blocked') {
-        return this.deny(new RateLimitError(known, { key }));
+        return this.core.deny(new RateLimitError(known, { key }));
       }
-      info = this.limiter.policyOf(key);
-      const line = this.waiting.line(key);
+      info = this.core.limiter.policyOf(key);
+      const line = this.core.waiting.line(key);
       // Asked for at once: the nearest thing to "starts now" when only the store knows.
       const asksNow =
-        (line === undefined || line.wouldLead(priority, front)) && !this.paused && this.hasSlot();
-      if (!asksNow && this.waiting.size >= maxQueue) {
-        this.flush();
+        (line === undefined || line.wouldLead(priority, front)) &&
+        !this.core.paused &&
+        this.core.hasSlot();
+      if (!asksNow && this.core.waiting.size >= maxQueue) {
+        this.core.flush();
         return Promise.reject(new QueueFullError(maxQueue, { key }));
       }
       // Permits a call already out is asking for are in the store before the peek below.
-      const claimed = this.waiting.waitingKey(key)?.claimed ?? 0;
+      const claimed = this.core.waiting.waitingKey(key)?.claimed ?? 0;
       ahead = Math.max(0, (line?.costAhead(priority, front) ?? 0) - claimed);
     } catch (error) {
-      this.flush();
+      this.core.flush();
       return Promise.reject(error);
     }
-    const { task, promise } = this.enqueue(run, options);
+    const { task, promise } = this.core.enqueue(run, options);
     if (mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
       this.judge(task, info, ahead + cost);
     }
-    this.flush();
+    this.core.flush();
     return promise;
   }
 
-  override tryAcquire(key: string = DEFAULT_KEY, cost = 1): Decision {
-    if (this.disposed) throw new PacerDisposedError();
-    assertKey(key);
-    assertPositiveInteger('cost', cost);
-    this.limiter.peek(key, cost); // throws, like the core, for a cost beyond capacity
-    const info = this.limiter.policyOf(key);
-    const line = this.waiting.line(key);
-    const decision = this.shared.tryNow(key, cost, line?.totalCost, info, this.now());
-    if (decision.allowed) this.admitted++;
-    else this.denied++;
-    this.flush();
-    return decision;
+  tryAcquire(key: string, cost: number): Decision {
+    this.core.limiter.peek(key, cost); // throws, like the core, for a cost beyond capacity
+    const info = this.core.limiter.policyOf(key);
+    const line = this.core.waiting.line(key);
+    return this.shared.tryNow(key, cost, line?.totalCost, info, this.core.now());
   }
 
-  override blockUntil(key: string, until: number): void {
-    super.blockUntil(key, until);
-    const ms = until - this.now();
+  blockUntil(key: string, until: number): void {
+    const ms = until - this.core.now();
     if (ms > 0) this.shared.block(key, ms);
   }
 
-  override observe(key: string, signal: ServerSignal): void {
-    super.observe(key, signal);
+  observe(key: string, signal: ServerSignal): void {
     this.shared.observe(key, signal);
   }
 
-  override dispose(): void {
-    if (this.disposed) return;
-    super.dispose();
+  dispose(): void {
     this.shared.close();
   }
 
-  override inspect(key: string = DEFAULT_KEY): KeyInspection {
-    assertKey(key);
-    const info = this.limiter.policyOf(key);
-    const at = this.now();
-    const waiting = this.waiting.waitingKey(key);
+  inspect(key: string): KeyInspection {
+    const info = this.core.limiter.policyOf(key);
+    const at = this.core.now();
+    const waiting = this.core.waiting.waitingKey(key);
     const inspection = {
       at,
       level: this.shared.level(key, at, info),
       capacity: info.capacity,
       limit: info.limit,
       queued: waiting?.line.size ?? 0,
-      blockedUntil: this.limiter.blockedUntil(key),
+      blockedUntil: this.core.limiter.blockedUntil(key),
     };
     if (waiting === undefined || waiting.line.head === undefined) return Object.freeze(inspection);
     // Being asked now, or due when the store said (never in the past).
@@ -130,23 +124,19 @@ export class SharedScheduler extends Scheduler {
     return Object.freeze({ ...inspection, nextStartAt });
   }
 
-  protected override hasSlot(): boolean {
-    return this.inFlight + this.taking < this.options.concurrency;
-  }
-
   /** Asks the store for the head tasks of every due key (one call per key), while slots last. */
-  protected override pump(): void {
-    const stopAtDenial = this.options.mode === 'queue';
-    while (!this.paused && !this.disposed) {
-      const free = this.options.concurrency - this.inFlight - this.taking;
+  pump(): void {
+    const stopAtDenial = this.core.options.mode === 'queue';
+    while (!this.core.paused && !this.core.disposed) {
+      const free = this.core.freeSlots();
       if (!(free > 0)) return;
-      const waiting = this.waiting.earliest();
+      const waiting = this.core.waiting.earliest();
       if (waiting === undefined) return;
-      if (waiting.due > this.now()) return;
-      const blocked = this.limiter.blockedUntil(waiting.key);
+      if (waiting.due > this.core.now()) return;
+      const blocked = this.core.limiter.blockedUntil(waiting.key);
       if (blocked !== undefined) {
         // A block this pacer knows of needs no store call: wait it out, or reject at once.
-        if (stopAtDenial) this.waiting.postpone(waiting, blocked);
+        if (stopAtDenial) this.core.waiting.postpone(waiting, blocked);
         else this.rejectBlocked(waiting);
         continue;
       }
@@ -172,7 +162,7 @@ export class SharedScheduler extends Scheduler {
   private claim(waiting: WaitingKey, max: number): Task[] {
     waiting.taking = true;
     waiting.stale = false;
-    this.waiting.postpone(waiting, Number.POSITIVE_INFINITY);
+    this.core.waiting.postpone(waiting, Number.POSITIVE_INFINITY);
     const tasks: Task[] = [];
     let claimed = 0;
     for (const task of waiting.line) {
@@ -189,23 +179,23 @@ export class SharedScheduler extends Scheduler {
     waiting.taking = false;
     waiting.claimed = 0;
     // Disposed meanwhile: the key is no longer this pacer's to time.
-    if (this.waiting.waitingKey(waiting.key) !== waiting) return;
+    if (this.core.waiting.waitingKey(waiting.key) !== waiting) return;
     const head = waiting.line.head;
     if (head === undefined) {
-      this.waiting.retimeKey(waiting.key); // forgets it
+      this.core.waiting.retimeKey(waiting.key); // forgets it
       return;
     }
     waiting.order = head.order;
-    this.waiting.postpone(waiting, due);
+    this.core.waiting.postpone(waiting, due);
   }
 
   /** Reject mode, with the key blocked: every waiting task of it is denied, as `schedule` would. */
   private rejectBlocked(waiting: WaitingKey): void {
     for (const task of [...waiting.line]) {
-      const decision = this.limiter.peek(task.key, task.cost);
-      this.waiting.remove(task);
-      this.denied++;
-      this.settle(task, false, new RateLimitError(decision, { key: task.key }));
+      const decision = this.core.limiter.peek(task.key, task.cost);
+      this.core.waiting.remove(task);
+      this.core.count(0, 1);
+      this.core.settle(task, false, new RateLimitError(decision, { key: task.key }));
     }
   }
 
@@ -214,15 +204,15 @@ export class SharedScheduler extends Scheduler {
    * is still waiting then and would wait too long (one round trip after `schedule`).
    */
   private judge(task: Task, info: PolicySummary, total: number): void {
-    const { maxWaitMs } = this.options;
+    const { maxWaitMs } = this.core.options;
     const decide = (first: Decision) => {
-      if (task.state !== 'queued' || this.disposed) return;
+      if (task.state !== 'queued' || this.core.disposed) return;
       const projected = projectFrom(first, info, total);
       if (projected.retryAfterMs <= maxWaitMs) return;
-      this.waiting.remove(task);
-      this.denied++;
-      this.settle(task, false, new RateLimitError(projected, { key: task.key, maxWaitMs }));
-      this.flush();
+      this.core.waiting.remove(task);
+      this.core.count(0, 1);
+      this.core.settle(task, false, new RateLimitError(projected, { key: task.key, maxWaitMs }));
+      this.core.flush();
     };
     const answer = this.shared.peek(task.key, Math.min(total, info.capacity));
     // A failed peek leaves the task to its take, which reports the store's failure.
@@ -237,68 +227,68 @@ export class SharedScheduler extends Scheduler {
     answers: readonly Decision[],
   ): void {
     // Disposed meanwhile: every task was rejected then, and a grant goes unused.
-    if (this.disposed) {
+    if (this.core.disposed) {
       this.taking -= batch.length;
       return;
     }
     const { key } = waiting;
-    const now = this.now();
+    const now = this.core.now();
     const last = answers[answers.length - 1];
-    if (last !== undefined) this.shared.record(key, last, now, this.limiter.policyOf(key));
-    const held = this.paused || this.limiter.blockedUntil(key) !== undefined;
-    const sorted = sortAnswers(batch, answers, this.options.mode === 'reject', held);
-    if (sorted.blockedMs > 0) this.limiter.blockUntil(key, now + sorted.blockedMs);
+    if (last !== undefined) this.shared.record(key, last, now, this.core.limiter.policyOf(key));
+    const held = this.core.paused || this.core.limiter.blockedUntil(key) !== undefined;
+    const sorted = sortAnswers(batch, answers, this.core.options.mode === 'reject', held);
+    if (sorted.blockedMs > 0) this.core.limiter.blockUntil(key, now + sorted.blockedMs);
     for (const [task, decision] of sorted.rejects) {
-      this.waiting.remove(task);
-      this.denied++;
-      this.settle(task, false, new RateLimitError(decision, { key }));
+      this.core.waiting.remove(task);
+      this.core.count(0, 1);
+      this.core.settle(task, false, new RateLimitError(decision, { key }));
     }
-    for (const task of sorted.starts) this.waiting.remove(task);
+    for (const task of sorted.starts) this.core.waiting.remove(task);
     let due = now;
     const { waitFor } = sorted;
     if (waitFor !== undefined && waiting.line.head === waitFor && !waiting.stale) {
       due = now + Math.max(1, sorted.retryAfterMs);
     }
     // Queue mode waits out a block; reject mode looks again now, to reject the rest at once.
-    const blockEnd = this.options.mode === 'queue' ? now + this.blockWait(key) : now;
+    const blockEnd = this.core.options.mode === 'queue' ? now + this.blockWait(key) : now;
     this.release(waiting, Math.max(due, blockEnd));
-    this.admitted += sorted.starts.length;
+    this.core.count(sorted.starts.length, 0);
     // The slots of the tasks that start stay taken until each one has: one that is over when
     // it returns flushes, and that flush must not hand the next task's slot to another call.
     this.taking -= batch.length - sorted.starts.length;
     for (const task of sorted.starts) {
       this.taking--;
-      this.start(task);
+      this.core.start(task);
     }
-    this.flush();
+    this.core.flush();
   }
 
   /** The store failed for good (it retries on its own first): the batch rejects with its error. */
   private failed(waiting: WaitingKey, batch: readonly Task[], error: unknown): void {
     this.taking -= batch.length;
-    if (this.disposed) return;
+    if (this.core.disposed) return;
     for (const task of batch) {
       if (task.state !== 'queued') continue;
-      this.waiting.remove(task);
-      this.settle(task, false, error);
+      this.core.waiting.remove(task);
+      this.core.settle(task, false, error);
     }
-    this.release(waiting, this.now());
-    this.flush();
+    this.release(waiting, this.core.now());
+    this.core.flush();
   }
 
   /** News from the store: a block made elsewhere, or credit that changed (ask again now). */
-  private heard(event: StoreEvent): void {
-    if (this.disposed || typeof event?.key !== 'string') return;
+  private storeChanged(event: StoreEvent): void {
+    if (this.core.disposed || typeof event?.key !== 'string') return;
     const { key, blockedMs } = event;
     if (typeof blockedMs === 'number' && blockedMs > 0) {
-      this.limiter.blockUntil(key, this.now() + blockedMs);
-      this.serverSaid(key);
+      this.core.limiter.blockUntil(key, this.core.now() + blockedMs);
+      this.core.retime(key);
       return;
     }
-    const waiting = this.waiting.waitingKey(key);
+    const waiting = this.core.waiting.waitingKey(key);
     if (waiting === undefined) return;
     if (waiting.taking) waiting.stale = true;
-    else this.waiting.retimeKey(key);
-    this.flush();
+    else this.core.waiting.retimeKey(key);
+    this.core.flush();
   }
 }

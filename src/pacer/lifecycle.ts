@@ -1,0 +1,115 @@
+import { reportStarted } from './progress.js';
+import type { Task } from './task.js';
+import type { TaskProgress } from './types.js';
+
+/**
+ * The tasks of a pacer from their start to their end: how many run (`count`, what
+ * `concurrency` bounds), and the one way each settles. Every task settles exactly once,
+ * whatever it returns or throws: a result whose `then` cannot even be read (a throwing getter,
+ * a revoked Proxy) is the task's failure, and its slot is free. A synchronous task is over when
+ * it returns, so its slot is free at once. `ended` is called after each end (the scheduler's
+ * flush), `started` after an asynchronous start (to publish the running count).
+ */
+export class RunningTasks {
+  count = 0;
+
+  constructor(
+    private readonly ended: () => void,
+    private readonly started: () => void,
+  ) {}
+
+  /** Runs a task with no queue entry (the fast path): the caller's promise is all it costs. */
+  runNow<T>(
+    run: () => T | PromiseLike<T>,
+    onProgress: ((progress: TaskProgress) => void) | undefined,
+  ): Promise<T> {
+    this.count++;
+    reportStarted(onProgress);
+    let result: T | PromiseLike<T>;
+    let thenable: boolean;
+    try {
+      result = run();
+      thenable = isThenable(result);
+    } catch (error) {
+      this.end();
+      return Promise.reject(error);
+    }
+    if (!thenable) {
+      this.end();
+      return Promise.resolve(result as T);
+    }
+    this.started();
+    return Promise.resolve(result).then(this.done, this.failed);
+  }
+
+  /** Starts a queued task that left its line with its permit. */
+  start(task: Task): void {
+    task.state = 'running';
+    // The signal has no say once the task runs (the task never sees it): drop the listener now.
+    detach(task);
+    reportStarted(task.onProgress);
+    this.count++;
+    let result: unknown;
+    let thenable: boolean;
+    try {
+      result = task.run();
+      thenable = isThenable(result);
+    } catch (error) {
+      this.finish(task, false, error);
+      return;
+    }
+    if (!thenable) {
+      this.finish(task, true, result);
+      return;
+    }
+    Promise.resolve(result).then(
+      (value) => this.finish(task, true, value),
+      (error: unknown) => this.finish(task, false, error),
+    );
+  }
+
+  /** Bound once, shared by every fast-path task. */
+  private readonly done = <T>(value: T): T => {
+    this.end();
+    return value;
+  };
+
+  private readonly failed = (error: unknown): never => {
+    this.end();
+    throw error;
+  };
+
+  private end(): void {
+    this.count--;
+    this.ended();
+  }
+
+  private finish(task: Task, ok: boolean, value: unknown): void {
+    this.count--;
+    settle(task, ok, value);
+    this.ended();
+  }
+}
+
+/** Settles a task that has not started or has finished; exactly once, listener removed. */
+export function settle(task: Task, ok: boolean, value: unknown): void {
+  if (task.state === 'done') return;
+  task.state = 'done';
+  detach(task);
+  if (ok) task.resolve(value);
+  else task.reject(value);
+}
+
+function detach(task: Task): void {
+  task.onAbort?.();
+  task.onAbort = undefined;
+}
+
+/** Whether `value` is a promise or promise-like (reading `then` may throw: the caller's catch). */
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as PromiseLike<T>).then === 'function'
+  );
+}

@@ -1,0 +1,156 @@
+import type { Decision } from '../core/decision.js';
+import type { ServerSignal } from '../core/signal.js';
+import { QueueFullError, RateLimitError } from './errors.js';
+import type { Permits, SchedulerCore } from './permits.js';
+import { denyBehind, inspectKey, project } from './projection.js';
+import type { Task, TaskOptions } from './task.js';
+import type { KeyInspection } from './types.js';
+
+/**
+ * Permits from the pacer's own in-memory limiter, the default: it answers synchronously, so a
+ * task nothing waits ahead of takes its permit inside `schedule()` (the fast path), and a due
+ * task is decided the moment the loop reaches it.
+ */
+export class LocalPermits implements Permits {
+  readonly pending = 0;
+
+  constructor(private readonly core: SchedulerCore) {}
+
+  /**
+   * ms until `cost` permits of `key` exist, to the µs; in reject mode 0 (a task waits only for
+   * a slot; its rate is decided when its turn comes). A Decision's `retryAfterMs` is whole ms
+   * (rounded up), so a timer set to it would start each task up to 1 ms after its permit, and
+   * that lateness is what pacing accuracy measures. Where the key's level and rate (or its
+   * block) tell the moment within that last ms, the head is due then. Only a refinement: a
+   * moment outside the last whole ms is not trusted (a window algorithm's level is no token
+   * count, and with several policies another one may bind), and the whole ms stands.
+   */
+  waitOf(key: string, cost: number): number {
+    const { limiter, options } = this.core;
+    if (options.mode === 'reject') return 0;
+    const decision = limiter.peek(key, cost);
+    const whole = decision.retryAfterMs;
+    if (decision.allowed || whole === 0) return 0;
+    let exact: number;
+    if (decision.reason === 'rate') {
+      exact = (cost - limiter.level(key)) / limiter.policyOf(key).ratePerMs;
+    } else if (decision.reason === 'blocked') {
+      exact = (limiter.blockedUntil(key) ?? Number.NaN) - this.core.now();
+    } else {
+      return whole;
+    }
+    if (!(exact > whole - 1 && exact <= whole)) return whole;
+    // Up to the next µs: a float a hair short of the permit would wake the pacer too early.
+    return Math.ceil(exact * 1_000 - 1e-6) / 1_000;
+  }
+
+  /**
+   * No task of its key waits, a slot is free (so, the queue just pumped, no task of another key
+   * is due and waiting for one), not paused: if its permit exists it runs now, with no queue
+   * entry, no task object and no abort listener, what `admit` would end up doing at a fraction
+   * of the cost.
+   */
+  startNow<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> | undefined {
+    const { core } = this;
+    if (core.paused || !core.hasSlot() || core.waiting.line(options.key) !== undefined) {
+      return undefined;
+    }
+    let decision: Decision;
+    try {
+      decision = core.limiter.tryAcquire(options.key, options.cost);
+    } catch {
+      return undefined; // a cost beyond capacity: `admit` rejects it with the core's error
+    }
+    return decision.allowed ? core.runNow(run, options) : undefined;
+  }
+
+  admit<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
+    const { core } = this;
+    const { limiter } = core;
+    const { mode, maxQueue, maxWaitMs } = core.options;
+    const { key, cost, priority, front } = options;
+    try {
+      const decision = limiter.peek(key, cost);
+      if (mode === 'reject' && !decision.allowed) {
+        return core.deny(new RateLimitError(decision, { key }));
+      }
+      const line = core.waiting.line(key);
+      const leads = line === undefined || line.wouldLead(priority, front);
+      const startsNow = leads && decision.allowed && !core.paused && core.hasSlot();
+      if (!startsNow && core.waiting.size >= maxQueue) {
+        core.flush();
+        return Promise.reject(new QueueFullError(maxQueue, { key }));
+      }
+      if (!startsNow && mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
+        const ahead = line?.costAhead(priority, front) ?? 0;
+        const projected = project(limiter, limiter.policyOf(key), key, ahead + cost);
+        if (projected.retryAfterMs > maxWaitMs) {
+          return core.deny(new RateLimitError(projected, { key, maxWaitMs }));
+        }
+      }
+    } catch (error) {
+      // The core's RangeError for a cost beyond capacity, or a bad policy from a resolver.
+      core.flush();
+      return Promise.reject(error);
+    }
+    const { promise } = core.enqueue(run, options);
+    core.flush();
+    return promise;
+  }
+
+  tryAcquire(key: string, cost: number): Decision {
+    const { limiter, waiting } = this.core;
+    const line = waiting.line(key);
+    if (line === undefined) return limiter.tryAcquire(key, cost);
+    limiter.peek(key, cost); // throws, like the core, for a cost beyond capacity
+    // Never ahead of the line: denied, with the wait behind every task of the key.
+    return denyBehind(limiter, limiter.policyOf(key), key, line.totalCost + cost);
+  }
+
+  /** Starts every task that is due, earliest key first, while slots are free. */
+  pump(): void {
+    const { core } = this;
+    const { waiting, limiter } = core;
+    while (!core.paused && !core.disposed && core.hasSlot()) {
+      const key = waiting.earliest();
+      if (key === undefined) return;
+      const now = core.now();
+      if (key.due > now) return;
+      const task = key.line.head as Task;
+      let decision: Decision;
+      try {
+        decision = limiter.tryAcquire(key.key, task.cost);
+      } catch (error) {
+        waiting.remove(task);
+        core.settle(task, false, error);
+        continue;
+      }
+      if (decision.allowed) {
+        waiting.remove(task);
+        core.count(1, 0);
+        core.start(task);
+      } else if (core.options.mode === 'reject') {
+        waiting.remove(task);
+        core.count(0, 1);
+        core.settle(task, false, new RateLimitError(decision, { key: task.key }));
+      } else {
+        // Due, yet denied: another key took the last `maxKeys` room first, or the clock stepped
+        // back. Look again when the limiter says; at least 1 ms on, so this loop cannot spin.
+        waiting.postpone(key, now + Math.max(1, decision.retryAfterMs));
+      }
+    }
+  }
+
+  observe(_key: string, _signal: ServerSignal): void {}
+
+  blockUntil(_key: string, _until: number): void {}
+
+  inspect(key: string): KeyInspection {
+    const { limiter, waiting } = this.core;
+    const line = waiting.line(key);
+    const policy = limiter.policyOf(key);
+    return inspectKey(limiter, policy, key, this.core.now(), line?.size ?? 0, line?.head);
+  }
+
+  dispose(): void {}
+}
