@@ -16,30 +16,63 @@ export class RunningTasks {
   constructor(
     private readonly ended: () => void,
     private readonly started: () => void,
+    /** Told of each started task that settled (see `Permits.settled`); optional. */
+    private readonly settled?: (key: string, cost: number) => void,
   ) {}
 
   /** Runs a task with no queue entry (the fast path): the caller's promise is all it costs. */
   runNow<T>(
     run: () => T | PromiseLike<T>,
+    key: string,
+    cost: number,
     onProgress: ((progress: TaskProgress) => void) | undefined,
   ): Promise<T> {
     this.count++;
     reportStarted(onProgress);
+    // A listener to the settling needs the key: closures per task only when there is one.
+    const { settled } = this;
+    if (settled !== undefined) {
+      const end = () => {
+        settled(key, cost);
+        this.end();
+      };
+      return this.settleNow(
+        run,
+        end,
+        (value: T) => {
+          end();
+          return value;
+        },
+        (error: unknown) => {
+          end();
+          throw error;
+        },
+      );
+    }
+    return this.settleNow(run, () => this.end(), this.done, this.failed);
+  }
+
+  private settleNow<T>(
+    run: () => T | PromiseLike<T>,
+    end: () => void,
+    done: (value: T) => T,
+    failed: (error: unknown) => never,
+  ): Promise<T> {
     let result: T | PromiseLike<T>;
     let thenable: boolean;
     try {
       result = run();
       thenable = isThenable(result);
     } catch (error) {
-      this.end();
+      end();
       return Promise.reject(error);
     }
     if (!thenable) {
-      this.end();
+      end();
       return Promise.resolve(result as T);
     }
     this.started();
-    return Promise.resolve(result).then(this.done, this.failed);
+    return Promise.resolve(result).then(done, failed);
   }
 
   /** Starts a queued task that left its line with its permit. */
@@ -85,6 +118,7 @@ export class RunningTasks {
   }
 
   private finish(task: Task, ok: boolean, value: unknown): void {
+    this.settled?.(task.key, task.cost);
     this.count--;
     settle(task, ok, value);
     this.ended();

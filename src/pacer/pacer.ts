@@ -18,7 +18,11 @@ export function createPacer(options: PacerOptions): Pacer {
   const resolved = resolvePacerOptions(options);
   const { store } = resolved;
   // The code for stores comes with the store (`defineStore`): bundles without one stay lean.
-  const scheduler = new Scheduler(resolved, store === undefined ? undefined : permitsOf(store));
+  const fromStore = store === undefined ? undefined : permitsOf(store);
+  const scheduler = new Scheduler(
+    resolved,
+    fromStore && store !== undefined ? (core) => fromStore(core, store) : undefined,
+  );
   // Methods bound once, so `pacer.subscribe` and friends can be passed around.
   return Object.freeze<Pacer>({
     schedule: (task, scheduleOptions) => scheduler.schedule(task, scheduleOptions),

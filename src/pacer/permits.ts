@@ -38,6 +38,12 @@ export interface Permits {
   inspect(key: string): KeyInspection;
   /** The pacer is disposed: stop listening to the store, let it drop its waits. */
   dispose(): void;
+  /**
+   * A started task of `key` that took `cost` permits has settled (for a paced fetch: its
+   * response arrived). Optional, and free when absent: the seam for accounting that counts a
+   * permit from the send until the answer (the server counts arrivals, which lie between).
+   */
+  settled?(key: string, cost: number): void;
 }
 
 /** What a permit source may use of its scheduler. */

@@ -6,7 +6,7 @@ import { onAbort } from './abort.js';
 import { PacerDisposedError, type RateLimitError } from './errors.js';
 import { LocalPermits } from './local-permits.js';
 import type { ResolvedPacerOptions } from './options.js';
-import type { Permits, PermitsFactory, SchedulerCore } from './permits.js';
+import type { Permits, SchedulerCore } from './permits.js';
 import { RunningTasks, settle } from './lifecycle.js';
 import { type KeyState, ProgressReports } from './progress.js';
 import { SnapshotStore } from './store.js';
@@ -39,10 +39,7 @@ export class Scheduler implements SchedulerCore {
   private readonly timer: Timer;
   private readonly store: SnapshotStore;
   /** Tasks started and not settled: their count is what `concurrency` bounds. */
-  private readonly running = new RunningTasks(
-    () => this.flush(),
-    () => this.store.publish(),
-  );
+  private readonly running: RunningTasks;
   private admitted = 0;
   private denied = 0;
   paused = false;
@@ -61,9 +58,10 @@ export class Scheduler implements SchedulerCore {
 
   constructor(
     readonly options: ResolvedPacerOptions,
-    permitsOf?: PermitsFactory,
+    /** The permit source; the in-memory limiter's (`LocalPermits`) by default. */
+    makePermits: (core: SchedulerCore) => Permits = (core) => new LocalPermits(core),
   ) {
-    const { limits, maxKeys, clock, store } = options;
+    const { limits, maxKeys, clock } = options;
     this.now = monotonic(() => clock.now());
     this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: this.now });
     this.waiting = new WaitingTasks(
@@ -71,10 +69,13 @@ export class Scheduler implements SchedulerCore {
       this.now,
       (task, error) => this.settle(task, false, error),
     );
-    this.permits =
-      store === undefined || permitsOf === undefined
-        ? new LocalPermits(this)
-        : permitsOf(this, store);
+    this.permits = makePermits(this);
+    const { permits } = this;
+    this.running = new RunningTasks(
+      () => this.flush(),
+      () => this.store.publish(),
+      permits.settled === undefined ? undefined : (key, cost) => permits.settled?.(key, cost),
+    );
     this.timer = new Timer(clock, () => this.flush());
     this.store = new SnapshotStore(() => ({
       queued: this.waiting.size,
@@ -104,7 +105,7 @@ export class Scheduler implements SchedulerCore {
   /** The fast path's start: the permit is taken, the task runs now with no queue entry. */
   runNow<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
     this.admitted++;
-    return this.running.runNow(run, options.onProgress);
+    return this.running.runNow(run, options.key, options.cost, options.onProgress);
   }
 
   /** Puts a checked task in its line: listening to its signal and, if asked, reporting. */
