@@ -9,7 +9,7 @@ import type { ResolvedPacerOptions } from './options.js';
 import type { Permits, SchedulerCore } from './permits.js';
 import { RunningTasks, settle } from './lifecycle.js';
 import { type KeyState, ProgressReports } from './progress.js';
-import { SnapshotStore } from './store.js';
+import { Snapshots } from './snapshots.js';
 import {
   assertKey,
   createTask,
@@ -37,7 +37,7 @@ export class Scheduler implements SchedulerCore {
   readonly waiting: WaitingTasks;
   private readonly permits: Permits;
   private readonly timer: Timer;
-  private readonly store: SnapshotStore;
+  private readonly store: Snapshots;
   /** Tasks started and not settled: their count is what `concurrency` bounds. */
   private readonly running: RunningTasks;
   private admitted = 0;
@@ -77,7 +77,7 @@ export class Scheduler implements SchedulerCore {
       permits.settled === undefined ? undefined : (key, cost) => permits.settled?.(key, cost),
     );
     this.timer = new Timer(clock, () => this.flush());
-    this.store = new SnapshotStore(() => ({
+    this.store = new Snapshots(() => ({
       queued: this.waiting.size,
       inFlight: this.running.count,
       admitted: this.admitted,

@@ -87,7 +87,7 @@ export interface Store {
   /**
    * What the server said of `key` (`pacer.observe`), as the pacer got it: a count lowers the
    * key's credit to at most `remaining` (never raises it), a refusal with `retryAfterMs` or a
-   * count of 0 with `resetMs` blocks it (see `effectOf` in stores/shared-bucket.ts for what the
+   * count of 0 with `resetMs` blocks it (see `effectOf` in stores/bucket-state.ts for what the
    * stores of this package do). A store may also share what it learns from the signal with its
    * other clients. Best effort, like `block`. Optional.
    */

@@ -3,7 +3,7 @@ import type { PolicySummary, ServerSignal } from '../core/limiter.js';
 import { QueueFullError, RateLimitError } from './errors.js';
 import type { Permits, SchedulerCore } from './permits.js';
 import { projectFrom } from './projection.js';
-import { isPromise, MAX_BATCH, SharedLimits, sortAnswers } from './shared.js';
+import { isPromise, MAX_BATCH, StoreLink, sortAnswers } from './store-link.js';
 import type { Store, StoreEvent } from './store-contract.js';
 import type { Task, TaskOptions, WaitingKey } from './task.js';
 import type { KeyInspection } from './types.js';
@@ -17,7 +17,7 @@ import type { KeyInspection } from './types.js';
  * (capacity checks, projections) and the server blocks this pacer heard of.
  */
 export class StorePermits implements Permits {
-  private readonly shared: SharedLimits;
+  private readonly shared: StoreLink;
   /** Tasks a store call is out for: each holds a concurrency slot until the store answers. */
   private taking = 0;
 
@@ -25,7 +25,7 @@ export class StorePermits implements Permits {
     private readonly core: SchedulerCore,
     store: Store,
   ) {
-    this.shared = new SharedLimits(store, core.options.limits, (event) => this.storeChanged(event));
+    this.shared = new StoreLink(store, core.options.limits, (event) => this.storeChanged(event));
   }
 
   get pending(): number {
@@ -80,7 +80,7 @@ export class StorePermits implements Permits {
     }
     const { task, promise } = this.core.enqueue(run, options);
     if (mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
-      this.judge(task, info, ahead + cost);
+      this.rejectIfTooLong(task, info, ahead + cost);
     }
     this.core.flush();
     return promise;
@@ -140,7 +140,7 @@ export class StorePermits implements Permits {
         else this.rejectBlocked(waiting);
         continue;
       }
-      const batch = this.claim(waiting, Math.min(free, MAX_BATCH));
+      const batch = this.setAside(waiting, Math.min(free, MAX_BATCH));
       this.taking += batch.length;
       const costs = batch.map((task) => task.cost);
       const answers = this.shared.ask(waiting.key, costs, stopAtDenial);
@@ -159,9 +159,9 @@ export class StorePermits implements Permits {
    * Sets the key aside while the store decides up to `max` of its head tasks (returned in line
    * order): out of the timer's reach (due never) and not re-timed until `release`.
    */
-  private claim(waiting: WaitingKey, max: number): Task[] {
+  private setAside(waiting: WaitingKey, max: number): Task[] {
     waiting.taking = true;
-    waiting.stale = false;
+    waiting.changedMeanwhile = false;
     this.core.waiting.postpone(waiting, Number.POSITIVE_INFINITY);
     const tasks: Task[] = [];
     let claimed = 0;
@@ -203,7 +203,7 @@ export class StorePermits implements Permits {
    * `maxWaitMs`: the store's peek and the line ahead project the start; the task rejects if it
    * is still waiting then and would wait too long (one round trip after `schedule`).
    */
-  private judge(task: Task, info: PolicySummary, total: number): void {
+  private rejectIfTooLong(task: Task, info: PolicySummary, total: number): void {
     const { maxWaitMs } = this.core.options;
     const decide = (first: Decision) => {
       if (task.state !== 'queued' || this.core.disposed) return;
@@ -246,7 +246,7 @@ export class StorePermits implements Permits {
     for (const task of sorted.starts) this.core.waiting.remove(task);
     let due = now;
     const { waitFor } = sorted;
-    if (waitFor !== undefined && waiting.line.head === waitFor && !waiting.stale) {
+    if (waitFor !== undefined && waiting.line.head === waitFor && !waiting.changedMeanwhile) {
       due = now + Math.max(1, sorted.retryAfterMs);
     }
     // Queue mode waits out a block; reject mode looks again now, to reject the rest at once.
@@ -287,7 +287,7 @@ export class StorePermits implements Permits {
     }
     const waiting = this.core.waiting.waitingKey(key);
     if (waiting === undefined) return;
-    if (waiting.taking) waiting.stale = true;
+    if (waiting.taking) waiting.changedMeanwhile = true;
     else this.core.waiting.retimeKey(key);
     this.core.flush();
   }

@@ -39,7 +39,7 @@ export interface WaitingKey extends DueItem {
   /** Permits of the tasks that call is for (0 when none is out). */
   claimed?: number;
   /** Its credit changed elsewhere while a call was out: ask again at once if that call denies. */
-  stale?: boolean;
+  changedMeanwhile?: boolean;
 }
 
 /** Schedule options checked, defaults filled in. */

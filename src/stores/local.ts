@@ -2,7 +2,7 @@ import type { Decision } from '../core/decision.js';
 import { RateLimiter } from '../core/limiter.js';
 import type { Policy, ResolvedPolicy } from '../core/policy.js';
 import type { ServerSignal } from '../core/signal.js';
-import { effectOf } from './shared-bucket.js';
+import { effectOf } from './bucket-state.js';
 
 type Limits = readonly ResolvedPolicy[];
 

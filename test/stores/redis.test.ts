@@ -19,7 +19,7 @@ import {
   redisStore,
 } from '../../src/stores/redis/index.js';
 import { parseDecisions, SCRIPT, scriptArgs } from '../../src/stores/redis/script.js';
-import { decide, normalize } from '../../src/stores/shared-bucket.js';
+import { decide, normalize } from '../../src/stores/bucket-state.js';
 import { startRedisServer } from '../support/redis-server.js';
 import type { WorkerResult } from './redis-worker.js';
 

@@ -10,7 +10,7 @@ import {
   observe,
   normalize,
   peek,
-} from '../../src/stores/shared-bucket.js';
+} from '../../src/stores/bucket-state.js';
 
 /** One call to the fake store, waiting for the test to answer it. */
 export interface PendingCall {

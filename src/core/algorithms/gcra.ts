@@ -9,7 +9,7 @@ import { TokenBucket } from './token-bucket.js';
  * numbers, as the bucket's stamp and tokens. In memory GCRA is therefore the token bucket itself
  * (the same class, not a subclass: a derived class costs each new key's state a `super` call),
  * the same decisions by construction. The shared stores keep a GCRA key as a stamp and its debt
- * (shared-bucket.ts), and a property test holds their decisions equal to these.
+ * (bucket-state.ts), and a property test holds their decisions equal to these.
  */
 export const Gcra = TokenBucket;
 export type Gcra = TokenBucket;

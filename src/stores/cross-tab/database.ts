@@ -1,5 +1,5 @@
 import type { ResolvedPolicy } from '../../core/policy.js';
-import { type BucketState, normalize, restsAt } from '../shared-bucket.js';
+import { type BucketState, normalize, restsAt } from '../bucket-state.js';
 
 const STORE = 'buckets';
 const EXPIRES = 'expiresAt';

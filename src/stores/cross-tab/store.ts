@@ -6,8 +6,8 @@ import type { IDBFactoryLike, LockManagerLike } from '../../dom-types.js';
 import { defineStore } from '../../pacer/define-store.js';
 import type { StoreCall, StoreEvent } from '../../pacer/store-contract.js';
 import { LocalLimits } from '../local.js';
-import { assertShareable, block, decide, effectOf, observe, peek } from '../shared-bucket.js';
-import type { SharedStore } from '../shared-store.js';
+import { assertShareable, block, decide, effectOf, observe, peek } from '../bucket-state.js';
+import type { RemoteStore } from '../remote-store.js';
 import { openDatabase, read, remove, sweep, transact } from './database.js';
 
 /** The platform pieces a cross-tab store uses; the globals unless given (tests, odd hosts). */
@@ -33,7 +33,7 @@ export interface CrossTabStoreOptions {
 }
 
 /** A store shared by the tabs and workers of an origin. Pass it to `createPacer({ store })`. */
-export interface CrossTabStore extends SharedStore {
+export interface CrossTabStore extends RemoteStore {
   readonly name: string;
   /**
    * `'shared'` while the budget is shared; `'per-tab'` once the store fell back to counting in
@@ -119,7 +119,7 @@ class CrossTab implements CrossTabStore {
     }
     if (Channel !== undefined && this.local === undefined) {
       this.channel = new Channel(`fetch-pacer:${name}`);
-      this.channel.onmessage = (event: MessageEvent) => this.heard(event.data);
+      this.channel.onmessage = (event: MessageEvent) => this.tellListeners(event.data);
     }
   }
 
@@ -164,7 +164,7 @@ class CrossTab implements CrossTabStore {
       return { result: state.blockedUntil, changed: true };
     });
     // Counting per tab: this tab's other pacers still hear of it.
-    if (until === undefined) this.heard({ key, until: this.now() + ms });
+    if (until === undefined) this.tellListeners({ key, until: this.now() + ms });
     else this.announce({ key, until });
   }
 
@@ -178,7 +178,7 @@ class CrossTab implements CrossTabStore {
     });
     if (blockMs === 0) return;
     // Counting per tab: this tab's other pacers still hear of it.
-    if (until === undefined) this.heard({ key, until: this.now() + blockMs });
+    if (until === undefined) this.tellListeners({ key, until: this.now() + blockMs });
     else this.announce({ key, until });
   }
 
@@ -260,10 +260,10 @@ class CrossTab implements CrossTabStore {
   private announce(message: Message): void {
     this.channel?.postMessage(message);
     // A BroadcastChannel does not deliver to its own sender: tell this tab's pacers directly.
-    this.heard(message);
+    this.tellListeners(message);
   }
 
-  private heard(data: unknown): void {
+  private tellListeners(data: unknown): void {
     const message = data as Partial<Message> | null;
     if (typeof message?.key !== 'string') return;
     const { key, until } = message;

@@ -2,7 +2,7 @@ import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 
 /**
- * The token bucket and GCRA of `shared-bucket.ts`, as one Lua script per decision: Redis runs a
+ * The token bucket and GCRA of `bucket-state.ts`, as one Lua script per decision: Redis runs a
  * script alone, so check, refill and consume are one step for every client, and it reads the
  * server's own clock (`TIME`), so clients' clocks never meet. The arithmetic is the core's, in
  * the same order (property-tested against it through a real server).
@@ -98,7 +98,7 @@ local function settle(i, cost, estimate)
   end
   return wait
 end
-local function judge(i, cost)
+local function decide_one(i, cost)
   local p = P[i]
   local t = tokens(i, now)
   if t < cost - EPS then
@@ -133,7 +133,7 @@ local function combine(ds)
 end
 local function decision(cost, take)
   local ds, afters = {}, {}
-  for i = 1, n do ds[i], afters[i] = judge(i, cost) end
+  for i = 1, n do ds[i], afters[i] = decide_one(i, cost) end
   local verdict = ds[1]
   if n > 1 then verdict = combine(ds) end
   if take and verdict[1] == 1 then

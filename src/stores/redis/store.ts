@@ -5,8 +5,8 @@ import { assertKnownOptions, assertPositiveFinite, describe } from '../../core/v
 import { defineStore } from '../../pacer/define-store.js';
 import type { StoreCall } from '../../pacer/store-contract.js';
 import { LocalLimits } from '../local.js';
-import { assertShareable, effectOf } from '../shared-bucket.js';
-import type { SharedStore } from '../shared-store.js';
+import { assertShareable, effectOf } from '../bucket-state.js';
+import type { RemoteStore } from '../remote-store.js';
 import { type RedisClientLike, scriptRunner } from './client.js';
 import { Health, isOutage, isStoreUnavailableError } from './health.js';
 import { type Operation, parseDecisions, SCRIPT, scriptArgs } from './script.js';
@@ -44,7 +44,7 @@ export interface RedisStoreOptions {
 }
 
 /** A store shared through Redis by every process using the same server and prefix. */
-export interface RedisStore extends SharedStore {
+export interface RedisStore extends RemoteStore {
   readonly prefix: string;
   /** Forgets `key` on the server: its bucket starts full and unblocked for every process. */
   reset(key: string): Promise<void>;

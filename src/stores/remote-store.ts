@@ -4,7 +4,7 @@ import type { ServerSignal } from '../core/signal.js';
 import type { Store, StoreCall } from '../pacer/store-contract.js';
 
 /** A store kept outside this process or tab: every answer is a Promise, every method present. */
-export interface SharedStore extends Store {
+export interface RemoteStore extends Store {
   readonly synchronous: false;
   check(limits: readonly ResolvedPolicy[]): void;
   take(key: string, cost: number, call: StoreCall): Promise<Decision>;

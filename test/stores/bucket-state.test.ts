@@ -10,7 +10,7 @@ import {
   normalize,
   peek,
   restsAt,
-} from '../../src/stores/shared-bucket.js';
+} from '../../src/stores/bucket-state.js';
 
 const policyArb = fc
   .record({

@@ -7,9 +7,9 @@ import {
   policyResolver,
 } from '../core/compile.js';
 import type { ServerSignal } from '../core/signal.js';
-import { Echoes } from './echo.js';
+import { StoreLevels } from './store-levels.js';
 import { behind, projectFrom } from './projection.js';
-import { report } from './store.js';
+import { report } from './snapshots.js';
 import type { Store, StoreCall, StoreEvent } from './store-contract.js';
 
 /** Most tasks of one key decided in one store call: bounds the work a lock or script holds. */
@@ -22,11 +22,11 @@ export type Answers = readonly Decision[] | Promise<readonly Decision[]>;
  * A pacer's link to its store: the key's policies for each call, the pacer's lifetime (aborted
  * on dispose), the store's events, and what it last said of each key (for `inspect`).
  */
-export class SharedLimits {
+export class StoreLink {
   private readonly limitsOf: (key: string) => CompiledPolicy;
   private readonly lifetime = new AbortController();
   private readonly unsubscribe: (() => void) | undefined;
-  private readonly echoes = new Echoes();
+  private readonly echoes = new StoreLevels();
 
   constructor(
     readonly store: Store,

@@ -142,7 +142,7 @@ function parts(state: BucketState, limits: Limits): Part[] {
 }
 
 /** What a request of `cost` gets at `now`, all policies together; with `take`, it is charged. */
-function judge(all: readonly Part[], now: number, cost: number, take: boolean): Decision {
+function decideAll(all: readonly Part[], now: number, cost: number, take: boolean): Decision {
   if (all.length === 1) return (all[0] as Part).decide(now, cost, take);
   const peeks = all.map((part) => part.decide(now, cost, false));
   const verdict = combine(peeks);
@@ -156,7 +156,7 @@ function blockedDecision(all: readonly Part[], state: BucketState, now: number, 
   if (!(now < until)) return undefined;
   let wait = wholeMs(until - now);
   if (now + wait < until) wait++;
-  const rate = judge(all, now, cost, false);
+  const rate = decideAll(all, now, cost, false);
   return deny(
     'blocked',
     Math.max(wait, rate.retryAfterMs),
@@ -186,7 +186,7 @@ export function decide(
         `[fetch-pacer] A cost of ${cost} can never be allowed: the policy holds at most ${capacity} permits at once.`,
       );
     }
-    const decision = blockedDecision(all, state, now, cost) ?? judge(all, now, cost, true);
+    const decision = blockedDecision(all, state, now, cost) ?? decideAll(all, now, cost, true);
     decisions.push(decision);
     if (stopAtDenial && !decision.allowed) break;
   }
@@ -196,7 +196,7 @@ export function decide(
 /** What `decide` would answer for one request, changing nothing. */
 export function peek(state: BucketState, limits: Limits, now: number, cost: number): Decision {
   const all = parts(state, limits);
-  return blockedDecision(all, state, now, cost) ?? judge(all, now, cost, false);
+  return blockedDecision(all, state, now, cost) ?? decideAll(all, now, cost, false);
 }
 
 /** Lowers every policy's credit to at most `remaining` (the server's count); never raises it. */

@@ -8,7 +8,7 @@ import type { PacerSnapshot } from './types.js';
  * `read` returns the live fields; `blockedKeys` must keep its identity while the set of blocked
  * keys is unchanged (the pacer caches the sorted array).
  */
-export class SnapshotStore {
+export class Snapshots {
   readonly #read: () => PacerSnapshot;
   #snapshot: PacerSnapshot;
   /** The snapshot listeners last heard of; a change made visible by `current()` still notifies. */
