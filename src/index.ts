@@ -1,23 +1,16 @@
-export {
-  AllOf,
-  createStrategy,
-  FixedWindow,
-  Gcra,
-  SlidingLog,
-  SlidingWindow,
-  type Strategy,
-  TokenBucket,
-} from './core/algorithms/index.js';
-export { performanceTicker, type Ticker } from './core/clock.js';
+// The root is what an app uses: policies, a limiter (made one way, `createRateLimiter`), an
+// unkeyed state (`createStrategy`), the pacer, the paced fetch, their errors and types. The
+// algorithm classes, `resolvePolicy` and the default ticker are internals a bundle need not name.
+export { createStrategy, type Strategy } from './core/algorithms/index.js';
+export type { Ticker } from './core/clock.js';
 export type { Decision, DenialReason } from './core/decision.js';
 export {
   createRateLimiter,
   type PolicyInput,
   type PolicyResolver,
   type PolicySummary,
-  RateLimiter,
+  type RateLimiter,
   type RateLimiterOptions,
-  type ServerQuota,
   type ServerSignal,
 } from './core/limiter.js';
 export {
@@ -29,7 +22,6 @@ export {
   perMinute,
   perSecond,
   type ResolvedPolicy,
-  resolvePolicy,
 } from './core/policy.js';
 export {
   createPacedFetch,

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createRateLimiter,
-  createStrategy,
-  Gcra,
-  type Policy,
-  perSecond,
-  TokenBucket,
-} from '../../src/index.js';
+import { Gcra, TokenBucket } from '../../src/core/algorithms/index.js';
+import { createRateLimiter, createStrategy, type Policy, perSecond } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 function limiterAt(policy: Policy) {

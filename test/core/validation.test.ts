@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createRateLimiter,
-  createStrategy,
-  type Policy,
-  perSecond,
-  resolvePolicy,
-} from '../../src/index.js';
+import { resolvePolicy } from '../../src/core/policy.js';
+import { createRateLimiter, createStrategy, type Policy, perSecond } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 /** Bad input is deliberately mistyped: callers in plain JS send exactly this. */
