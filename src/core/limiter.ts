@@ -164,7 +164,11 @@ export class RateLimiter {
 
   /** The earliest ticker time a server block ends, ended ones dropped (Infinity: none). */
   nextBlockEnd(): number {
-    if (this.blocks.nextEnd <= this.now()) this.blocks.sweep(this.now());
+    const end = this.blocks.nextEnd;
+    // No block kept (the usual case): no clock read.
+    if (end === Number.POSITIVE_INFINITY) return end;
+    const now = this.now();
+    if (end <= now) this.blocks.sweep(now);
     return this.blocks.nextEnd;
   }
 

@@ -49,7 +49,7 @@ export class RunningTasks {
         },
       );
     }
-    return this.settleNow(run, () => this.end(), this.done, this.failed);
+    return this.settleNow(run, this.ended0, this.done, this.failed);
   }
 
   private settleNow<T>(
@@ -102,6 +102,8 @@ export class RunningTasks {
   }
 
   /** Bound once, shared by every fast-path task. */
+  private readonly ended0 = (): void => this.end();
+
   private readonly done = <T>(value: T): T => {
     this.end();
     return value;
