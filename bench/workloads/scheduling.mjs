@@ -120,8 +120,10 @@ function orderOf(ids, round) {
 async function measureAll({ sizes, rounds, budgetMs }) {
   const ids = Object.keys(LIBRARIES);
   const sizeOf = {};
+  const probe = Math.min(...sizes);
   for (const id of ids) {
-    const probe = Math.min(...sizes);
+    // Sized on warm code: the first runs of a library are its JIT's, not its steady cost.
+    for (let warm = 0; warm < 3; warm++) await measureOnce(LIBRARIES[id].make, probe);
     const { nsPerTask } = await measureOnce(LIBRARIES[id].make, probe);
     // Per-task cost can grow with n (a queue scanned per task): leave a factor of 4 of room.
     sizeOf[id] = sizes.find((n) => (n * nsPerTask * 4) / 1e6 <= budgetMs) ?? probe;
