@@ -11,6 +11,9 @@ import { MAX_DELAY_MS } from '../core/signal.js';
  */
 export { MAX_DELAY_MS };
 
+/** Longest numeric header text read (digits, a dot, a sign): anything longer is garbage. */
+export const MAX_NUMBER_TEXT = 40;
+
 /** 365 days: the widest gap we believe between a reset time and now. */
 const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
 
@@ -62,4 +65,63 @@ export function resetToDelayMs(scaledMs: number, nowEpochMs: number): number | u
   const epochMs = scaledMs / 1000;
   if (Math.abs(epochMs - nowEpochMs) <= YEAR_MS) return toDelayMs(epochMs - nowEpochMs);
   return undefined;
+}
+
+/**
+ * `value` without the spaces and tabs around it (HTTP's optional whitespace), in linear time:
+ * a `/^[ \t]+|[ \t]+$/` replace backtracks at every run of spaces (quadratic: 300 ms for
+ * `'1' + 15 kB of spaces + 'x'`).
+ */
+export function trimSpaces(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && isSpace(value.charCodeAt(start))) start++;
+  while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
+}
+
+function isSpace(code: number): boolean {
+  return code === 32 || code === 9;
+}
+
+/** ms per unit of a Go duration (`time.Duration.String()`); `us` and both micro signs too. */
+const GO_UNITS: Readonly<Record<string, number>> = {
+  h: 3_600_000,
+  m: 60_000,
+  s: 1000,
+  ms: 1,
+  us: 1e-3,
+  '\u00b5s': 1e-3,
+  '\u03bcs': 1e-3,
+  ns: 1e-6,
+};
+const GO_PART = /(\d{1,15})(?:\.(\d{1,15}))?(ms|us|\u00b5s|\u03bcs|ns|h|m|s)/y;
+
+/** A delay read from a header, and how finely it was given (ms): `1000` for whole seconds. */
+export interface ReadDelay {
+  readonly ms: number;
+  readonly precisionMs: number;
+}
+
+/**
+ * A Go duration as OpenAI sends its resets (`1s`, `6m0s`, `20ms`, `1h2m3.5s`, `0s`) to ms, or
+ * `undefined` for anything else (no sign, no bare number). Its precision is that of its last
+ * part: `6m0s` is known to the second, `20ms` to the ms, `3.5s` to 100 ms.
+ */
+export function parseGoDuration(text: string): ReadDelay | undefined {
+  if (text.length === 0 || text.length > MAX_NUMBER_TEXT) return undefined;
+  let ms = 0;
+  let precisionMs = 1;
+  GO_PART.lastIndex = 0;
+  while (GO_PART.lastIndex < text.length) {
+    const at = GO_PART.lastIndex;
+    const match = GO_PART.exec(text);
+    if (match === null || match.index !== at) return undefined;
+    const [, whole = '', fraction = '', unit = ''] = match;
+    const unitMs = GO_UNITS[unit] ?? 0;
+    ms += Number(`${whole}.${fraction || '0'}`) * unitMs;
+    precisionMs = Math.max(1, unitMs / 10 ** fraction.length);
+  }
+  // The epsilon undoes float error (`1.1 * 1000` is 1100.0000000000002), not real excess.
+  return { ms: toDelayMs(ms - 1e-6) ?? 0, precisionMs };
 }

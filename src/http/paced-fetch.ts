@@ -5,13 +5,15 @@ import {
   describe,
   fail,
 } from '../core/validate.js';
+import { isRateLimitError } from '../pacer/errors.js';
 import { PACER_OPTIONS, type PacerOptions } from '../pacer/options.js';
 import { createPacer } from '../pacer/pacer.js';
 import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
-import { adapterOf, heard, type LearnOptions, resolveLearn } from './adapt.js';
-import { parseRateLimitHeaders } from './ratelimit-headers.js';
-import { parseRetryAfter } from './retry-after.js';
-import { backoffMs, isRefusal, mayRetry, type RetryOptions, resolveRetry } from './retry-policy.js';
+import { adapterOf, type LearnOptions, resolveLearn } from './adapt.js';
+import { applyServerAnswer } from './answer-to-pacer.js';
+import { readBodyHintText } from './body-hint.js';
+import { isRefusal, mayRetry, refusalOf, type RetryOptions, resolveRetry } from './retry-policy.js';
+import { readServerAnswer, type ServerAnswer } from './server-answer.js';
 
 /** The fetch being paced: the global one by default, looked up at each call. */
 export type FetchFunction = (input: Request) => Promise<Response>;
@@ -30,7 +32,11 @@ export interface PacedFetchOptions extends Partial<PacerOptions> {
   readonly cost?: (request: Request) => number;
   /** Higher goes first among waiting requests of its key. @default 0 */
   readonly priority?: (request: Request) => number;
-  /** Retries after 429/503, or `false` for none. See `RetryOptions`. */
+  /**
+   * Retries after refusals (429, 503, 529, a rate-limit 403), or `false` for none. A refusal
+   * that says when to come back waits that long and goes again first in line, without spending
+   * `retry.limit`. See `RetryOptions`.
+   */
   readonly retry?: RetryOptions | false;
   /** Read `RateLimit`/`X-RateLimit-*` headers to lower local credit. @default true */
   readonly readRateLimitHeaders?: boolean;
@@ -139,14 +145,18 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
   const send: FetchFunction = fetchImpl ?? ((request) => globalThis.fetch(request));
   const { learning, probing } = resolveLearn(learnOptions);
 
-  /** After a response: learn the server's count and rate; a refusal's Retry-After, if any. */
-  function learn(key: string, response: Response): number | undefined {
-    const now = wallClock();
-    const quota = readRateLimitHeaders ? parseRateLimitHeaders(response.headers, now) : undefined;
-    if (!isRefusal(retry, response.status)) return heard(pacer, key, quota, false, learning);
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now);
-    heard(pacer, key, quota, retryAfterMs === undefined, learning);
-    return retryAfterMs;
+  /** What the server said: headers always, a refusal's body only when they give no wait. */
+  async function answerOf(response: Response): Promise<ServerAnswer | undefined> {
+    const { status, headers } = response;
+    const nowEpochMs = wallClock();
+    let answer = readServerAnswer({ status, headers, nowEpochMs });
+    if (answer?.retryAfterMs === undefined && isRefusal(retry, status, answer)) {
+      const body = await readBodyHintText(response);
+      if (body !== undefined) answer = readServerAnswer({ status, headers, nowEpochMs, body });
+    }
+    if (readRateLimitHeaders || answer?.quota === undefined) return answer;
+    const { quota: _ignored, ...rest } = answer;
+    return rest;
   }
 
   async function pacedFetch(input: string | URL | Request, init?: PacingInit): Promise<Response> {
@@ -160,7 +170,10 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     const priority = pacing?.priority ?? priorityOf?.(request);
     const onProgress = pacing?.onProgress;
     if (probing) adapterOf(pacer).calling(key); // a key at rest probes first (adapt.ts)
-    for (let attempt = 0; ; attempt++) {
+    // The refusal a retry replaces: its body is freed only once the retry starts, so that a
+    // retry the pacer will not queue (`maxWaitMs`, reject mode) can return it instead.
+    let refused: Response | undefined;
+    for (let attempt = 0, unexplained = 0; ; attempt++) {
       // Fields spelled out, not `{ ...task, front }`: spread copies take a slow shape in V8.
       const options: ScheduleOptions = {
         key,
@@ -170,17 +183,26 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
         front: attempt > 0,
         onProgress,
       };
-      const response = await pacer.schedule(() => send(request.clone()), options);
-      const retryAfterMs = learn(key, response);
-      if (!isRefusal(retry, response.status)) return response;
-      const waitMs = retryAfterMs ?? backoffMs(retry, attempt);
-      // The whole key waits, so calls queued behind this one do not earn the same refusal.
-      pacer.blockUntil(key, pacer.now() + waitMs);
-      if (!mayRetry(retry, response.status, request.method, attempt)) return response;
-      if (waitMs > retry.maxRetryAfterMs) return response;
-      // Free the connection; the refusal's body is of no use to the caller. Not awaited: a
-      // body stream may only settle its cancel once its source does.
-      response.body?.cancel().catch(() => {});
+      const previous = refused;
+      let response: Response;
+      try {
+        response = await pacer.schedule(() => {
+          // Not awaited: a body stream may only settle its cancel once its source does.
+          previous?.body?.cancel().catch(() => {});
+          return send(request.clone());
+        }, options);
+      } catch (error) {
+        if (previous !== undefined && isRateLimitError(error)) return previous;
+        throw error;
+      }
+      const answer = await answerOf(response);
+      const refusal = refusalOf(retry, response.status, answer, unexplained);
+      applyServerAnswer(pacer, key, answer, refusal, { learning });
+      if (refusal === undefined) return response;
+      if (!mayRetry(retry, refusal, request.method, attempt, unexplained)) return response;
+      if (refusal.waitMs > retry.maxRetryAfterMs) return response;
+      if (!refusal.explained) unexplained++;
+      refused = response;
     }
   }
 

@@ -1,5 +1,5 @@
 import type { ServerQuota } from '../core/limiter.js';
-import { resetToDelayMs, secondsTextToMs, toDelayMs } from './duration.js';
+import { MAX_DELAY_MS, resetToDelayMs, toDelayMs } from './duration.js';
 import {
   type BareItem,
   type Item,
@@ -8,9 +8,26 @@ import {
   parseItem,
   parseList,
 } from './structured-fields.js';
+import {
+  definedFields,
+  fromAnthropic,
+  fromOpenAi,
+  fromShopify,
+  fromXRateLimit,
+  fromXRateLimitDashed,
+  type QuotaFields,
+} from './vendor-headers.js';
 
 /** Which header family a {@link ServerQuotaReport} was read from. */
-export type RateLimitHeaderSource = 'ietf' | 'draft-7' | 'draft-6' | 'x-ratelimit';
+export type RateLimitHeaderSource =
+  | 'ietf'
+  | 'draft-7'
+  | 'draft-6'
+  | 'openai'
+  | 'anthropic'
+  | 'x-ratelimit'
+  | 'x-rate-limit'
+  | 'shopify';
 
 /**
  * What a response's rate-limit headers say about the server's quota. It is a
@@ -25,8 +42,22 @@ export interface ServerQuotaReport extends ServerQuota {
   readonly limit?: number;
   /** The policy's window in ms (`w` × 1000), when the server advertises it. */
   readonly windowMs?: number;
-  /** The policy's name: the IETF item's name, or GitHub's `x-ratelimit-resource` (`core`). */
+  /**
+   * The policy's name: the IETF item's name, GitHub's `x-ratelimit-resource` (`core`), or
+   * Discord's `x-ratelimit-bucket`.
+   */
   readonly policy?: string;
+  /**
+   * How finely `resetMs` was given, in ms, when not to the whole second (the default: every
+   * seconds-based header): `1` for OpenAI's `20ms` or Discord's `1.234`, `60000` for Jira's
+   * minutes. A reset rounded to the second may be up to that much late (or early).
+   */
+  readonly resetPrecisionMs?: number;
+  /**
+   * `resetMs` is when the quota is full again (OpenAI, Anthropic: a token bucket), not when a
+   * window ends: with nothing remaining, the next permit comes after `resetMs / limit`.
+   */
+  readonly resetFull?: true;
   /** The header family read. */
   readonly source: RateLimitHeaderSource;
 }
@@ -44,13 +75,22 @@ export interface ServerQuotaReport extends ServerQuota {
  *    window from the `RateLimit-Policy: 3;w=60` item whose quota equals `limit`.
  * 3. `'draft-6'`: `RateLimit-Limit` / `-Remaining` / `-Reset`, window from
  *    `RateLimit-Policy` (or an older `RateLimit-Limit: 3, 3;w=60`) the same way.
- * 4. `'x-ratelimit'`: `X-RateLimit-Limit` / `-Remaining` / `-Reset`; without a usable
- *    remaining, GitHub's `X-RateLimit-Used` gives `limit - used`, and its
- *    `X-RateLimit-Resource` names the policy.
+ * 4. `'openai'`: `x-ratelimit-{limit,remaining,reset}-requests`, the reset a Go duration
+ *    (`1s`, `6m0s`, `20ms`) until the quota is full again (`resetFull`).
+ * 5. `'anthropic'`: `anthropic-ratelimit-requests-{limit,remaining,reset}`, the reset RFC 3339.
+ * 6. `'x-ratelimit'`: `X-RateLimit-Limit` / `-Remaining` / `-Reset` (GitHub, Discord, Jira,
+ *    Reddit); GitHub's `-Used` gives a missing remaining (`limit - used`), Reddit's a missing
+ *    limit (`used + remaining`); Discord's `-Reset-After` is the precise reset; `-Resource` or
+ *    `-Bucket` names the policy; counts may be decimal (Reddit's `575.0`).
+ * 7. `'x-rate-limit'`: X's `x-rate-limit-limit` / `-remaining` / `-reset` (Unix seconds).
+ * 8. `'shopify'`: `X-Shopify-Shop-Api-Call-Limit: 32/40` (used/limit, no reset).
+ *
+ * Token quotas (OpenAI's `-tokens`, Anthropic's token families) are another unit: see
+ * `readServerAnswer`.
  *
  * Resets in the IETF and draft-7 forms are delta seconds, as those drafts require.
- * `RateLimit-Reset` and `X-RateLimit-Reset` may also be Unix seconds (GitHub, GitLab) or
- * Unix ms; up to a year of seconds is a delta, otherwise a value within a year of
+ * `RateLimit-Reset` and `X-RateLimit-Reset` may also be Unix seconds (GitHub, GitLab), Unix
+ * ms or an ISO date (Jira); up to a year of seconds is a delta, otherwise a value within a year of
  * `nowEpochMs` as Unix seconds (then as Unix ms) is a time, and anything else is ignored.
  *
  * A malformed structured field is ignored whole; in other headers a malformed field is
@@ -70,13 +110,25 @@ export function parseRateLimitHeaders(
   headers: Headers,
   nowEpochMs: number,
 ): ServerQuotaReport | undefined {
-  return (
-    fromIetf(headers) ??
-    fromDraft7(headers) ??
-    fromDraft6(headers, nowEpochMs) ??
-    fromXRateLimit(headers, nowEpochMs)
-  );
+  const ietf = fromIetf(headers) ?? fromDraft7(headers) ?? fromDraft6(headers, nowEpochMs);
+  if (ietf !== undefined) return ietf;
+  for (const [source, read] of VENDORS) {
+    const fields = read(headers, nowEpochMs);
+    if (fields !== undefined) return report(source, fields);
+  }
+  return undefined;
 }
+
+/** The other families, in the order they are tried (see `vendor-headers.ts`). */
+const VENDORS: ReadonlyArray<
+  readonly [RateLimitHeaderSource, (headers: Headers, now: number) => QuotaFields | undefined]
+> = [
+  ['openai', fromOpenAi],
+  ['anthropic', fromAnthropic],
+  ['x-ratelimit', fromXRateLimit],
+  ['x-rate-limit', fromXRateLimitDashed],
+  ['shopify', fromShopify],
+];
 
 /** One `RateLimit` item: the draft calls it a service limit. */
 interface ServiceLimit {
@@ -150,39 +202,9 @@ function fromDraft6(headers: Headers, nowEpochMs: number): ServerQuotaReport | u
   });
 }
 
-function fromXRateLimit(headers: Headers, nowEpochMs: number): ServerQuotaReport | undefined {
-  const limit = nonNegative(count(headers.get('x-ratelimit-limit')));
-  const used = nonNegative(count(headers.get('x-ratelimit-used')));
-  const remaining =
-    count(headers.get('x-ratelimit-remaining')) ??
-    (limit !== undefined && used !== undefined ? limit - used : undefined);
-  if (remaining === undefined) return undefined;
-  return report('x-ratelimit', {
-    remaining: Math.max(0, remaining),
-    resetMs: legacyReset(headers.get('x-ratelimit-reset'), nowEpochMs),
-    limit,
-    // An empty resource names nothing: `|| undefined` drops it.
-    policy: headers.get('x-ratelimit-resource')?.trim() || undefined,
-  });
-}
-
 /** A header's List members: none when it is missing or malformed (ignored whole). */
 function listOf(headers: Headers, name: string): Member[] {
   return parseList(headers.get(name) ?? '') ?? [];
-}
-
-/** Digits with an optional minus sign, at most 15 so every count is an exact integer. */
-function count(value: string | null): number | undefined {
-  const text = value?.trim() ?? '';
-  return /^-?\d{1,15}$/.test(text) ? Number(text) + 0 : undefined;
-}
-
-/** Seconds, possibly decimal (Discord sends `1470173023.123`) or negative (read as 0). */
-function legacyReset(value: string | null, nowEpochMs: number): number | undefined {
-  const text = value?.trim() ?? '';
-  if (/^-\d+(?:\.\d+)?$/.test(text)) return 0;
-  const scaledMs = secondsTextToMs(text);
-  return scaledMs === undefined ? undefined : resetToDelayMs(scaledMs, nowEpochMs);
 }
 
 function nameOf(item: BareItem): string | undefined {
@@ -209,7 +231,8 @@ function nonNegative(n: number | undefined): number | undefined {
 /** `w` is a positive number of seconds; 0 or less means no usable window. */
 function windowMsOf(item: Item | undefined): number | undefined {
   const w = integerOf(item?.params.get('w'));
-  return w !== undefined && w > 0 ? w * 1000 : undefined;
+  // Capped like every delay: a window of 31,000 years is a bug, not a policy.
+  return w !== undefined && w > 0 ? Math.min(w * 1000, MAX_DELAY_MS) : undefined;
 }
 
 /** The window of the draft-6/7 policy whose quota is the reported limit. */
@@ -226,16 +249,8 @@ function windowForQuota(
 }
 
 /** The report without its `undefined` fields (exactOptionalPropertyTypes). */
-function report(
-  source: RateLimitHeaderSource,
-  fields: {
-    remaining: number;
-    resetMs: number | undefined;
-    limit: number | undefined;
-    windowMs?: number | undefined;
-    policy?: string | undefined;
-  },
-): ServerQuotaReport {
-  const entries = Object.entries({ ...fields, source });
-  return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as never;
+function report(source: RateLimitHeaderSource, fields: QuotaFields): ServerQuotaReport {
+  // Whole seconds are the default precision: said only when it differs.
+  const precision = fields.resetPrecisionMs === 1000 ? undefined : fields.resetPrecisionMs;
+  return definedFields({ ...fields, resetPrecisionMs: precision, source }) as ServerQuotaReport;
 }

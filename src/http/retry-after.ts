@@ -1,4 +1,4 @@
-import { secondsTextToMs, toDelayMs } from './duration.js';
+import { MAX_NUMBER_TEXT, secondsTextToMs, toDelayMs, trimSpaces } from './duration.js';
 import { parseHttpDate } from './http-date.js';
 
 /**
@@ -30,11 +30,26 @@ export function parseRetryAfter(
   nowEpochMs: number,
 ): number | undefined {
   if (value === null || value === undefined) return undefined;
-  const text = value.replace(/^[ \t]+|[ \t]+$/g, '');
+  // Every pattern below is anchored with no nested repetition, so linear; the trim was not.
+  const text = trimSpaces(value);
   const seconds = secondsTextToMs(text);
   if (seconds !== undefined) return toDelayMs(seconds);
   if (/^-\d+(?:\.\d+)?$/.test(text)) return 0;
   if (!Number.isFinite(nowEpochMs)) return undefined;
   const at = parseHttpDate(text, nowEpochMs);
   return at === undefined ? undefined : toDelayMs(at - nowEpochMs);
+}
+
+/**
+ * Reads `retry-after-ms` (Azure OpenAI, the OpenAI and Anthropic SDKs): the delay in ms,
+ * possibly decimal, rounded up and capped like {@link parseRetryAfter}; `undefined` for
+ * anything else.
+ *
+ * @example parseRetryAfterMs('1500') // 1500
+ */
+export function parseRetryAfterMs(value: string | null | undefined): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const text = trimSpaces(value);
+  if (text.length > MAX_NUMBER_TEXT || !/^\d+(?:\.\d+)?$/.test(text)) return undefined;
+  return toDelayMs(Number(text));
 }

@@ -1,22 +1,40 @@
 import { backoffMs as backoff } from '../core/backoff.js';
 import { assertKnownOptions, assertPositiveFinite, fail } from '../core/validate.js';
+import type { ServerAnswer } from './server-answer.js';
 
 /** When and how a paced fetch retries a response the server refused. */
 export interface RetryOptions {
-  /** Most retries of one call (so at most `limit + 1` requests). An integer >= 0. @default 2 */
+  /**
+   * Most retries of one call after refusals the client cannot explain: a 429/503 that says
+   * neither when to come back nor that the quota is spent (backoff), or one that says "now"
+   * (`Retry-After: 0`). A refusal that gives a wait is retried after it without spending this
+   * (see `maxAttempts`). An integer >= 0; 0 (or `retry: false`) retries nothing.
+   * @default 2
+   */
   readonly limit?: number;
+  /**
+   * Most requests one call sends in all, retries after a server-given wait included: the bound
+   * on a server that refuses forever with a wait each time. An integer >= 1.
+   * @default 20
+   */
+  readonly maxAttempts?: number;
   /**
    * Longest `Retry-After` (or backoff) worth waiting for, in ms. Beyond it the response is
    * returned as it is (the key stays blocked for what the server asked).
    * @default 60_000
    */
   readonly maxRetryAfterMs?: number;
-  /** Statuses that are retried. @default [429, 503] */
+  /**
+   * Statuses that are refusals, retried. A 403 that says it is a rate limit (GitHub:
+   * `x-ratelimit-remaining: 0`, or `retry-after`) is one too; a plain 403 is final.
+   * @default [429, 503, 529]
+   */
   readonly statuses?: readonly number[];
   /**
-   * Methods retried on a status other than 429. A 429 means the server did not process the
-   * request, so it is retried whatever the method; a 503 may come after side effects, so only
-   * idempotent methods are retried by default.
+   * Methods retried on a 503 (or another status of yours). A 429, a rate-limit 403 and
+   * Anthropic's 529 (overloaded) mean the server did not process the request, so they are
+   * retried whatever the method; a 503 may come after side effects, so only idempotent methods
+   * are retried by default.
    * @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']
    */
   readonly methods?: readonly string[];
@@ -30,6 +48,7 @@ export interface RetryOptions {
 
 export interface ResolvedRetry {
   readonly limit: number;
+  readonly maxAttempts: number;
   readonly maxRetryAfterMs: number;
   readonly statuses: ReadonlySet<number>;
   readonly methods: ReadonlySet<string>;
@@ -42,6 +61,7 @@ const IDEMPOTENT = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'];
 
 const RETRY_OPTIONS = [
   'limit',
+  'maxAttempts',
   'maxRetryAfterMs',
   'statuses',
   'methods',
@@ -51,7 +71,7 @@ const RETRY_OPTIONS = [
 ];
 
 export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedRetry {
-  if (retry === false) return resolveRetry({ limit: 0 });
+  if (retry === false) return resolveRetry({ limit: 0, maxAttempts: 1 });
   if (retry !== undefined) {
     if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {
       fail('retry', 'an object `{ limit, ... }` or false', retry, TypeError);
@@ -60,8 +80,9 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
   }
   const {
     limit = 2,
+    maxAttempts = 20,
     maxRetryAfterMs = 60_000,
-    statuses = [429, 503],
+    statuses = [429, 503, 529],
     methods = IDEMPOTENT,
     backoffMs = 1_000,
     maxBackoffMs = 30_000,
@@ -69,6 +90,9 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
   } = retry ?? {};
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0) {
     fail('retry.limit', 'an integer >= 0', limit);
+  }
+  if (typeof maxAttempts !== 'number' || !Number.isInteger(maxAttempts) || maxAttempts < 1) {
+    fail('retry.maxAttempts', 'an integer >= 1', maxAttempts);
   }
   // `!(x >= 0)` is also true for NaN.
   if (typeof maxRetryAfterMs !== 'number' || !(maxRetryAfterMs >= 0)) {
@@ -88,6 +112,7 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
   if (typeof random !== 'function') fail('retry.random', 'a function', random, TypeError);
   return {
     limit,
+    maxAttempts,
     maxRetryAfterMs,
     statuses: new Set(statuses),
     methods: new Set(methods.map((method) => method.toUpperCase())),
@@ -97,9 +122,50 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
   };
 }
 
-/** Is this a refusal the client should back off from (and block the key for)? */
-export function isRefusal(retry: ResolvedRetry, status: number): boolean {
-  return retry.statuses.has(status);
+/** A refusal as the retry loop sees it. */
+export interface Refusal {
+  /** ms the key waits: the server's, or the backoff when it gave none. */
+  readonly waitMs: number;
+  /** The server said when to come back (a wait > 0): the retry does not spend `limit`. */
+  readonly explained: boolean;
+  /** Not processed by the server (429, rate-limit 403, 529): retried whatever the method. */
+  readonly unprocessed: boolean;
+}
+
+/**
+ * Is this response a refusal, and how long does its key wait? A status in `statuses`, or an
+ * answer that says it was refused for a rate limit. The wait is the server's: its explicit
+ * wait (`retryAfterMs`), else, with nothing remaining, its reset (for a bucket, one permit's
+ * refill: `resetMs / limit`); else the backoff of the `unexplained`-th unexplained refusal.
+ */
+export function refusalOf(
+  retry: ResolvedRetry,
+  status: number,
+  answer: ServerAnswer | undefined,
+  unexplained: number,
+): Refusal | undefined {
+  if (!isRefusal(retry, status, answer)) return undefined;
+  const given = answer?.retryAfterMs ?? exhaustedWaitMs(answer);
+  const unprocessed = status === 429 || status === 529 || answer?.refused === true;
+  if (given !== undefined && given > 0) return { waitMs: given, explained: true, unprocessed };
+  return { waitMs: given ?? backoffMs(retry, unexplained), explained: false, unprocessed };
+}
+
+/** Is this response a refusal: a status in `statuses`, or a rate-limit refusal by its word? */
+export function isRefusal(
+  retry: ResolvedRetry,
+  status: number,
+  answer: ServerAnswer | undefined,
+): boolean {
+  return retry.statuses.has(status) || answer?.refused === true;
+}
+
+/** With nothing remaining, when the quota lets one request through again. */
+function exhaustedWaitMs(answer: ServerAnswer | undefined): number | undefined {
+  const quota = answer?.quota;
+  if (quota?.remaining !== 0 || quota.resetMs === undefined) return undefined;
+  if (quota.resetFull !== true) return quota.resetMs;
+  return Math.ceil(quota.resetMs / Math.max(1, quota.limit ?? 1));
 }
 
 /** The backoff without a `Retry-After` before retry `attempt` (0 first): core/backoff.ts. */
@@ -107,13 +173,18 @@ export function backoffMs(retry: ResolvedRetry, attempt: number): number {
   return backoff(attempt, retry.backoffMs, retry.maxBackoffMs, retry.random);
 }
 
-/** May this refused request be sent again (ignoring how long the wait is)? */
+/**
+ * May this refused request be sent again (ignoring how long the wait is)? `attempt` is the
+ * number of requests sent so far minus one; `unexplained` the retries spent from `limit`.
+ */
 export function mayRetry(
   retry: ResolvedRetry,
-  status: number,
+  refusal: Refusal,
   method: string,
   attempt: number,
+  unexplained: number,
 ): boolean {
-  if (attempt >= retry.limit) return false;
-  return status === 429 || retry.methods.has(method.toUpperCase());
+  if (attempt + 1 >= retry.maxAttempts) return false;
+  if (!refusal.explained && unexplained >= retry.limit) return false;
+  return refusal.unprocessed || retry.methods.has(method.toUpperCase());
 }

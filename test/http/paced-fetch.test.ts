@@ -144,24 +144,107 @@ describe('createPacedFetch and Retry-After', () => {
     expect(pacedFetch.pacer.inspect('https://api.test').blockedUntil).toBe(120_000);
   });
 
-  it('gives up after retry.limit retries and returns the last response', async () => {
+  it('gives up after retry.limit retries of refusals it cannot explain and returns the last response', async () => {
     const clock = createManualClock();
     let hits = 0;
     server.use(
       http.get('https://api.test/busy', () => {
         hits++;
+        return new HttpResponse(`refusal ${hits}`, { status: 503 });
+      }),
+    );
+    const pacedFetch = createPacedFetch({
+      limits: perSecondBurst(10),
+      clock,
+      retry: { limit: 2, random: () => 0.5 },
+    });
+    const call = pacedFetch('https://api.test/busy');
+    await drive(clock, pacedFetch.pacer, 10_000);
+    const response = await call;
+    expect(hits).toBe(3);
+    expect(await response.text()).toBe('refusal 3');
+  });
+
+  it('waits out every refusal that says when to come back without spending retry.limit', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/busy', () => {
+        hits++;
+        return hits <= 5
+          ? new HttpResponse(null, { status: 503, headers: { 'retry-after': '1' } })
+          : HttpResponse.json({ hits });
+      }),
+    );
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: perSecondBurst(10),
+      fetch,
+      clock,
+      retry: { limit: 1 },
+    });
+    const call = pacedFetch('https://api.test/busy');
+    await drive(clock, pacedFetch.pacer, 10_000);
+    expect((await call).status).toBe(200);
+    expect(sent.map((request) => request.at)).toEqual([0, 1000, 2000, 3000, 4000, 5000]);
+  });
+
+  it('stops at retry.maxAttempts requests against a server that always says to come back', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/never', () => {
+        hits++;
         return new HttpResponse(`refusal ${hits}`, {
-          status: 503,
+          status: 429,
           headers: { 'retry-after': '1' },
         });
       }),
     );
+    const pacedFetch = createPacedFetch({
+      limits: perSecondBurst(10),
+      clock,
+      retry: { maxAttempts: 4 },
+    });
+    const call = pacedFetch('https://api.test/never');
+    await drive(clock, pacedFetch.pacer, 60_000);
+    expect(hits).toBe(4);
+    expect(await (await call).text()).toBe('refusal 4');
+  });
+
+  it('spends retry.limit on a Retry-After of 0, so a server answering 429 + 0 cannot spin it', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/spin', () => {
+        hits++;
+        return new HttpResponse(null, { status: 429, headers: { 'retry-after': '0' } });
+      }),
+    );
     const pacedFetch = createPacedFetch({ limits: perSecondBurst(10), clock, retry: { limit: 2 } });
-    const call = pacedFetch('https://api.test/busy');
-    await drive(clock, pacedFetch.pacer, 5000);
-    const response = await call;
+    const call = pacedFetch('https://api.test/spin');
+    await drive(clock, pacedFetch.pacer, 10_000);
+    expect((await call).status).toBe(429);
     expect(hits).toBe(3);
-    expect(await response.text()).toBe('refusal 3');
+  });
+
+  it('returns the refusal instead of throwing when the pacer will not queue the retry (maxWaitMs)', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/later', () => {
+        hits++;
+        return new HttpResponse('come back in 5 s', {
+          status: 429,
+          headers: { 'retry-after': '5' },
+        });
+      }),
+    );
+    const pacedFetch = createPacedFetch({ limits: perSecondBurst(10), clock, maxWaitMs: 2000 });
+    const response = await pacedFetch('https://api.test/later');
+    expect(response.status).toBe(429);
+    expect(await response.text()).toBe('come back in 5 s');
+    expect(hits).toBe(1);
   });
 
   it('retries a 429 for any method but a 503 only for idempotent ones', async () => {

@@ -121,7 +121,15 @@ describe('hand-written responses (test/http/fixtures)', () => {
     ],
     'gitlab-throttled': [{ remaining: 0, resetMs: 30_000, limit: 60, source: 'draft-6' }, 30_000],
     'discord-style-decimal-epoch': [
-      { remaining: 1, resetMs: 1123, limit: 5, source: 'x-ratelimit' },
+      // The precise x-ratelimit-reset-after wins over the epoch reset.
+      {
+        remaining: 1,
+        resetMs: 1123,
+        resetPrecisionMs: 1,
+        limit: 5,
+        policy: 'abcd1234',
+        source: 'x-ratelimit',
+      },
       undefined,
     ],
   };

@@ -66,10 +66,11 @@ describe('X-RateLimit-*', () => {
   it.each([
     ['a delta-seconds reset', '60', 60_000],
     ['a zero reset', '0', 0],
-    ['a decimal delta', '1.5', 1500],
+    ['a decimal delta', '1.5', 1500, 100],
     ['a delta of exactly a year, capped', '31536000', MAX_DELAY_MS],
     ['a Unix-seconds reset', String(nowS + 3600), 3_600_000],
-    ['a decimal Unix-seconds reset', `${nowS + 1}.123`, 1123],
+    ['a decimal Unix-seconds reset', `${nowS + 1}.123`, 1123, 1],
+    ['a Jira ISO reset, to the minute', '2026-11-29T14:01Z', 60_000, 60_000],
     ['a Unix-seconds reset in the past', String(nowS - 10), 0],
     ['a Unix-seconds reset almost a year ahead, capped', String(nowS + 364 * 86_400), MAX_DELAY_MS],
     ['a Unix-ms reset', String(NOW + 2500), 2500],
@@ -82,14 +83,18 @@ describe('X-RateLimit-*', () => {
     ['an exponent', '6e1', undefined],
     ['a word', 'soon', undefined],
     ['a huge number', '9'.repeat(400), undefined],
-  ])('reads %s', (_case, reset, resetMs) => {
-    const report = parse({ 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': reset });
-    expect(report).toEqual({
-      remaining: 1,
-      ...(resetMs === undefined ? {} : { resetMs }),
-      source: 'x-ratelimit',
-    });
-  });
+  ] as Array<[string, string, number | undefined, number?]>)(
+    'reads %s',
+    (_case, reset, resetMs, precision) => {
+      const report = parse({ 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': reset });
+      expect(report).toEqual({
+        remaining: 1,
+        ...(resetMs === undefined ? {} : { resetMs }),
+        ...(precision === undefined ? {} : { resetPrecisionMs: precision }),
+        source: 'x-ratelimit',
+      });
+    },
+  );
 
   it('cannot tell a Unix time from garbage without a finite now, but still reads a delta', () => {
     const headers = { 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': String(nowS + 60) };
@@ -128,6 +133,11 @@ describe('X-RateLimit-*', () => {
       { remaining: 0, source: 'x-ratelimit' },
     ],
     [
+      'a decimal count, truncated (Reddit sends 575.0)',
+      { 'x-ratelimit-remaining': '575.0', 'x-ratelimit-used': '25' },
+      { remaining: 575, limit: 600, source: 'x-ratelimit' },
+    ],
+    [
       'garbage limit dropped',
       { 'x-ratelimit-limit': '1e3', 'x-ratelimit-remaining': '3' },
       { remaining: 3, source: 'x-ratelimit' },
@@ -150,7 +160,6 @@ describe('X-RateLimit-*', () => {
     ['nothing', {}],
     ['limit and reset only', { 'x-ratelimit-limit': '60', 'x-ratelimit-reset': '60' }],
     ['a word', { 'x-ratelimit-remaining': 'many' }],
-    ['a decimal', { 'x-ratelimit-remaining': '2.5' }],
     ['16 digits', { 'x-ratelimit-remaining': '1234567890123456' }],
     ['a plus sign', { 'x-ratelimit-remaining': '+3' }],
     ['two values', { 'x-ratelimit-remaining': '3, 3' }],

@@ -2,8 +2,10 @@
 import { act, cleanup, renderHook } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createPacedFetch } from '../../src/http/index.js';
 import { isQueueFullError, isRateLimitError } from '../../src/pacer/index.js';
 import { isHttpError, useRateLimitedFetch } from '../../src/react/index.js';
+import { createManualClock } from '../../src/testing/index.js';
 import { server } from '../support/msw.js';
 import { API, advance, history, itemsApi, pacedOnClock, settle } from './support.js';
 
@@ -101,8 +103,14 @@ describe('useRateLimitedFetch statuses', () => {
     expect(statuses.seen).toEqual(['queued', 'blocked', 'loading', 'success']);
   });
 
-  it('ends in error with the last 429 once the retries are spent', async () => {
-    const { clock, api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
+  it('ends in error with the last 429 once the attempts are spent', async () => {
+    // A 429 with Retry-After does not spend `retry.limit`: `maxAttempts` bounds it.
+    const clock = createManualClock();
+    const api = createPacedFetch({
+      limits: { limit: 10, windowMs: 1000 },
+      clock,
+      retry: { maxAttempts: 3 },
+    });
     let calls = 0;
     server.use(
       http.get(`${API}/always-busy`, () => {
@@ -121,7 +129,7 @@ describe('useRateLimitedFetch statuses', () => {
     await settle(() => calls === 2 && result.current.status === 'blocked');
     await advance(clock, 1000);
     await settle(() => result.current.status === 'error');
-    expect(calls).toBe(3); // the first try and the paced fetch's two retries
+    expect(calls).toBe(3); // the first try and two retries: maxAttempts 3
     expect(result.current.error).toMatchObject({ name: 'HttpError', status: 429 });
     expect(statuses.seen).toEqual(['queued', 'blocked', 'error']);
   });

@@ -1,0 +1,89 @@
+/**
+ * The one place a server's answer becomes pacing, on today's seam: `pacer.observe(key, quota)`
+ * (through the adapter, for learning) and `pacer.blockUntil`. The typed signal of the redesign
+ * replaces this file, not the readers. Caps live here, at the boundary: whatever a server
+ * claims, the core is told a bounded policy.
+ */
+import type { ServerQuota } from '../core/limiter.js';
+import type { Pacer } from '../pacer/types.js';
+import { heard } from './adapt.js';
+import type { ServerQuotaReport } from './ratelimit-headers.js';
+import type { Refusal } from './retry-policy.js';
+import type { ServerAnswer } from './server-answer.js';
+
+/**
+ * Most permits per window a learned policy is told: the core's learned sliding log keeps one
+ * entry per permit (`q=1e8` was 800 MB, `q=999999999999999` a RangeError). A bigger policy is
+ * told at the same rate over a proportionally shorter window (80 kB per key at most).
+ */
+export const MAX_LEARNED_LIMIT = 10_000;
+
+/** What `applyServerAnswer` needs besides the answer. */
+export interface ApplyOptions {
+  /** Adopt advertised policies and AIMD (`learn`), or only lower credit. */
+  readonly learning: boolean;
+}
+
+/**
+ * Tells the pacer what the answer of a request of `key` means: its quota (capped, resets
+ * rounded to the second read as bounds, see `quotaForCore`), a refusal's block until its wait,
+ * and a bare refusal (no wait, no quota) for AIMD.
+ */
+export function applyServerAnswer(
+  pacer: Pacer,
+  key: string,
+  answer: ServerAnswer | undefined,
+  refusal: Refusal | undefined,
+  options: ApplyOptions,
+): void {
+  const report = answer?.quota;
+  const quota = report === undefined ? undefined : quotaForCore(report, refusal !== undefined);
+  const bare = refusal !== undefined && answer?.retryAfterMs === undefined;
+  heard(pacer, key, quota as ServerQuotaReport | undefined, bare, options.learning);
+  // The whole key waits, so calls queued behind this one do not earn the same refusal.
+  if (refusal !== undefined) pacer.blockUntil(key, pacer.now() + refusal.waitMs);
+}
+
+/**
+ * A report as the core should take it today:
+ *
+ * - a policy beyond `MAX_LEARNED_LIMIT` permits keeps its rate on a shorter window, and one
+ *   whose window would be under 1 ms is no limit worth learning (dropped);
+ * - `resetFull` (a bucket: OpenAI, Anthropic): with nothing left the next permit comes after
+ *   `resetMs / limit`, not when the bucket is full again;
+ * - a reset known to the second or coarser, within two of its units, with nothing left and no
+ *   window known, is read as its earliest: one unit sooner (a whole-second Unix reset on a 1 s
+ *   window otherwise holds every window up to a second long, 1.84x the ideal time). Not on a
+ *   refusal, which proves the window had not ended: its wait is the upper bound.
+ */
+export function quotaForCore(report: ServerQuotaReport, refused: boolean): ServerQuota {
+  const { remaining, limit, windowMs, resetFull, resetPrecisionMs = 1000 } = report;
+  let { resetMs } = report;
+  const policy =
+    limit !== undefined && windowMs !== undefined ? cappedPolicy(limit, windowMs) : undefined;
+  if (remaining === 0 && resetMs !== undefined) {
+    if (resetFull === true) resetMs = Math.ceil(resetMs / Math.max(1, limit ?? 1));
+    else if (
+      !refused &&
+      policy === undefined &&
+      resetPrecisionMs > 1 &&
+      resetMs <= 2 * resetPrecisionMs
+    ) {
+      resetMs = Math.max(0, resetMs - resetPrecisionMs);
+    }
+  }
+  return {
+    remaining,
+    ...(resetMs === undefined || resetMs === 0 ? {} : { resetMs }),
+    ...(policy ?? (limit === undefined ? {} : { limit: Math.min(limit, MAX_LEARNED_LIMIT) })),
+  };
+}
+
+function cappedPolicy(
+  limit: number,
+  windowMs: number,
+): { limit: number; windowMs: number } | undefined {
+  if (limit <= MAX_LEARNED_LIMIT) return { limit, windowMs };
+  const scaled = (windowMs * MAX_LEARNED_LIMIT) / limit;
+  return scaled >= 1 ? { limit: MAX_LEARNED_LIMIT, windowMs: scaled } : undefined;
+}

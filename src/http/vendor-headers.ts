@@ -1,0 +1,180 @@
+/**
+ * Rate-limit headers outside the IETF drafts: the `X-RateLimit-*` family (GitHub, Discord, Jira,
+ * Reddit, most proxies), X's `x-rate-limit-*`, OpenAI's `x-ratelimit-*-requests`, Anthropic's
+ * `anthropic-ratelimit-requests-*`, and Shopify's `X-Shopify-Shop-Api-Call-Limit: 32/40`.
+ * Each reader is pure, bounded (every value is length-checked before a regex sees it) and never
+ * throws; a malformed field is ignored alone.
+ */
+import {
+  MAX_NUMBER_TEXT,
+  parseGoDuration,
+  type ReadDelay,
+  resetToDelayMs,
+  toDelayMs,
+  trimSpaces,
+} from './duration.js';
+import { parseIsoDate } from './iso-date.js';
+
+/** The fields of a report as the readers build it (`report()` drops the undefined ones). */
+export interface QuotaFields {
+  remaining: number;
+  resetMs?: number | undefined;
+  limit?: number | undefined;
+  windowMs?: number | undefined;
+  policy?: string | undefined;
+  resetPrecisionMs?: number | undefined;
+  resetFull?: true | undefined;
+}
+
+/** A quota of another unit than requests (tokens), read for issue 14, not paced on. */
+export interface UnitQuota {
+  /** `'tokens'`, `'input-tokens'` or `'output-tokens'`. */
+  readonly unit: string;
+  readonly remaining: number;
+  readonly limit?: number | undefined;
+  /** ms until the quota is full again. */
+  readonly resetMs?: number | undefined;
+}
+
+type ResetReader = (value: string, nowEpochMs: number) => ReadDelay | undefined;
+
+/**
+ * A family of three headers, `<prefix>remaining<suffix>` and its `limit` and `reset`; the
+ * reset read by `readReset`. `undefined` without a usable remaining.
+ */
+function family(
+  headers: Headers,
+  nowEpochMs: number,
+  prefix: string,
+  suffix: string,
+  readReset: ResetReader,
+): QuotaFields | undefined {
+  const remaining = count(headers.get(`${prefix}remaining${suffix}`));
+  if (remaining === undefined) return undefined;
+  const reset = readReset(trimSpaces(headers.get(`${prefix}reset${suffix}`) ?? ''), nowEpochMs);
+  return {
+    remaining: Math.max(0, remaining),
+    limit: count(headers.get(`${prefix}limit${suffix}`), 0),
+    resetMs: reset?.ms,
+    resetPrecisionMs: reset?.precisionMs,
+  };
+}
+
+/** A Go duration (OpenAI): the time until the quota is full again. */
+const goReset: ResetReader = (value) => parseGoDuration(value);
+
+/** An RFC 3339 instant (Anthropic, Jira) as the delay until it (0 once passed). */
+const instantReset: ResetReader = (value, nowEpochMs) => {
+  const instant = parseIsoDate(value);
+  const ms = instant && toDelayMs(instant.epochMs - nowEpochMs);
+  return ms === undefined ? undefined : { ms, precisionMs: instant?.precisionMs ?? 1000 };
+};
+
+/**
+ * A legacy reset: seconds as a delta, Unix seconds or Unix ms (see `resetToDelayMs`), possibly
+ * decimal (Discord's `1470173023.123`) or negative (0), or an RFC 3339 instant (Jira).
+ */
+const legacyReset: ResetReader = (value, nowEpochMs) => {
+  const m = value.length <= MAX_NUMBER_TEXT ? /^(-?)\d{1,15}(?:\.(\d{1,15}))?$/.exec(value) : null;
+  if (m === null) return instantReset(value, nowEpochMs);
+  const ms = m[1] ? 0 : resetToDelayMs(Number(value) * 1000, nowEpochMs);
+  return ms === undefined ? undefined : { ms, precisionMs: 1000 / 10 ** (m[2]?.length ?? 0) };
+};
+
+/**
+ * `X-RateLimit-Limit` / `-Remaining` / `-Reset`, and what GitHub, Discord, Jira and Reddit add:
+ * without a remaining, GitHub's `-Used` gives `limit - used`; without a limit, Reddit's
+ * `used + remaining` is one; Discord's `-Reset-After` (float seconds) is the precise reset and
+ * its `-Bucket` (or GitHub's `-Resource`) names the policy; Jira's reset is an ISO date.
+ */
+export function fromXRateLimit(headers: Headers, nowEpochMs: number): QuotaFields | undefined {
+  const limit = count(headers.get('x-ratelimit-limit'), 0);
+  const used = count(headers.get('x-ratelimit-used'), 0);
+  const stated = count(headers.get('x-ratelimit-remaining'));
+  const remaining =
+    stated ?? (limit !== undefined && used !== undefined ? limit - used : undefined);
+  if (remaining === undefined) return undefined;
+  const after = trimSpaces(headers.get('x-ratelimit-reset-after') ?? '');
+  const reset =
+    (/^\d{1,15}(?:\.\d{1,15})?$/.test(after) ? legacyReset(after, 0) : undefined) ??
+    legacyReset(trimSpaces(headers.get('x-ratelimit-reset') ?? ''), nowEpochMs);
+  const name = headers.get('x-ratelimit-bucket') ?? headers.get('x-ratelimit-resource') ?? '';
+  return {
+    remaining: Math.max(0, remaining),
+    limit: limit ?? (used !== undefined && stated !== undefined ? used + stated : undefined),
+    resetMs: reset?.ms,
+    resetPrecisionMs: reset?.precisionMs,
+    // An empty name names nothing: `|| undefined` drops it.
+    policy: trimSpaces(name).slice(0, 256) || undefined,
+  };
+}
+
+/** X (Twitter): `x-rate-limit-limit` / `-remaining` / `-reset` (Unix seconds). */
+export function fromXRateLimitDashed(headers: Headers, now: number): QuotaFields | undefined {
+  return family(headers, now, 'x-rate-limit-', '', legacyReset);
+}
+
+/**
+ * OpenAI: `x-ratelimit-limit-requests`, `-remaining-requests`, `-reset-requests` (a Go duration
+ * until the quota is full again: a bucket, so `resetFull`).
+ */
+export function fromOpenAi(headers: Headers, now: number): QuotaFields | undefined {
+  return full(family(headers, now, 'x-ratelimit-', '-requests', goReset));
+}
+
+/**
+ * Anthropic: `anthropic-ratelimit-requests-limit` / `-remaining` / `-reset` (RFC 3339, when the
+ * quota is fully replenished: a bucket, so `resetFull`).
+ */
+export function fromAnthropic(headers: Headers, now: number): QuotaFields | undefined {
+  return full(family(headers, now, 'anthropic-ratelimit-requests-', '', instantReset));
+}
+
+function full(fields: QuotaFields | undefined): QuotaFields | undefined {
+  return fields?.resetMs === undefined ? fields : { ...fields, resetFull: true };
+}
+
+/** Shopify REST: `X-Shopify-Shop-Api-Call-Limit: 32/40` (used/size of a leaky bucket). */
+export function fromShopify(headers: Headers): QuotaFields | undefined {
+  const text = trimSpaces(headers.get('x-shopify-shop-api-call-limit') ?? '');
+  const m = text.length <= MAX_NUMBER_TEXT ? /^(\d{1,15}) *\/ *(\d{1,15})$/.exec(text) : null;
+  if (m === null) return undefined;
+  const limit = Number(m[2]);
+  return { remaining: Math.max(0, limit - Number(m[1])), limit };
+}
+
+/**
+ * The token quotas of OpenAI (`x-ratelimit-*-tokens`, Go durations) and Anthropic
+ * (`anthropic-ratelimit-{tokens,input-tokens,output-tokens}-*`, RFC 3339): another unit than
+ * the requests the pacer counts, so reported beside them (issue 14), never paced on here.
+ */
+export function readTokenQuotas(headers: Headers, now: number): UnitQuota[] {
+  const quotas: UnitQuota[] = [];
+  const add = (unit: string, fields: QuotaFields | undefined) => {
+    if (fields !== undefined) {
+      const { remaining, limit, resetMs } = fields;
+      quotas.push(definedFields({ unit, remaining, limit, resetMs }) as UnitQuota);
+    }
+  };
+  add('tokens', family(headers, now, 'x-ratelimit-', '-tokens', goReset));
+  for (const unit of ['tokens', 'input-tokens', 'output-tokens']) {
+    add(unit, family(headers, now, `anthropic-ratelimit-${unit}-`, '', instantReset));
+  }
+  return quotas;
+}
+
+/** `fields` without its `undefined` members (exactOptionalPropertyTypes, and `toEqual`). */
+export function definedFields(fields: object): object {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * A count: digits with an optional sign, and an optional fraction dropped (Reddit sends
+ * `575.0`), at most 15 digits so every count is an exact integer; below `min`, `undefined`.
+ */
+export function count(value: string | null, min = Number.NEGATIVE_INFINITY): number | undefined {
+  const text = trimSpaces(value ?? '');
+  const m = text.length <= MAX_NUMBER_TEXT ? /^(-?\d{1,15})(?:\.\d{0,15})?$/.exec(text) : null;
+  const n = m === null ? Number.NaN : Number(m[1]) + 0;
+  return n >= min ? n : undefined;
+}
