@@ -38,8 +38,22 @@ export function applyServerAnswer(
 ): void {
   const report = answer?.quota;
   const quota = report === undefined ? undefined : quotaForCore(report, refusal !== undefined);
-  const bare = refusal !== undefined && answer?.retryAfterMs === undefined;
-  heard(pacer, key, quota as ServerQuotaReport | undefined, bare, options.learning);
+  const teaches = quota?.limit !== undefined && quota.windowMs !== undefined;
+  if (refusal !== undefined && !teaches && options.learning) {
+    // A refusal says "too fast" even when it says when to come back, and a quota without a
+    // policy does not say how fast is right: the count lowers credit, and the adapter cuts the
+    // key's rate (AIMD), so the queue does not flood back after each block.
+    if (quota !== undefined) pacer.observe(key, quota);
+    heard(pacer, key, undefined, true, true);
+  } else {
+    heard(
+      pacer,
+      key,
+      quota as ServerQuotaReport | undefined,
+      refusal !== undefined,
+      options.learning,
+    );
+  }
   // The whole key waits, so calls queued behind this one do not earn the same refusal.
   if (refusal !== undefined) pacer.blockUntil(key, pacer.now() + refusal.waitMs);
 }
@@ -47,6 +61,7 @@ export function applyServerAnswer(
 /**
  * A report as the core should take it today:
  *
+ * - a limit without a window learns one when a single answer tells it (see `windowOf`);
  * - a policy beyond `MAX_LEARNED_LIMIT` permits keeps its rate on a shorter window, and one
  *   whose window would be under 1 ms is no limit worth learning (dropped);
  * - `resetFull` (a bucket: OpenAI, Anthropic): with nothing left the next permit comes after
@@ -57,8 +72,9 @@ export function applyServerAnswer(
  *   refusal, which proves the window had not ended: its wait is the upper bound.
  */
 export function quotaForCore(report: ServerQuotaReport, refused: boolean): ServerQuota {
-  const { remaining, limit, windowMs, resetFull, resetPrecisionMs = 1000 } = report;
+  const { remaining, limit, resetFull, resetPrecisionMs = 1000 } = report;
   let { resetMs } = report;
+  const windowMs = report.windowMs ?? windowOf(report, resetPrecisionMs);
   const policy =
     limit !== undefined && windowMs !== undefined ? cappedPolicy(limit, windowMs) : undefined;
   if (remaining === 0 && resetMs !== undefined) {
@@ -75,8 +91,31 @@ export function quotaForCore(report: ServerQuotaReport, refused: boolean): Serve
   return {
     remaining,
     ...(resetMs === undefined || resetMs === 0 ? {} : { resetMs }),
-    ...(policy ?? (limit === undefined ? {} : { limit: Math.min(limit, MAX_LEARNED_LIMIT) })),
+    // A limit without a window (or with one too short to learn) changes nothing in the core.
+    ...(policy ??
+      (limit === undefined || windowMs !== undefined
+        ? {}
+        : { limit: Math.min(limit, MAX_LEARNED_LIMIT) })),
   };
+}
+
+/**
+ * The window of a limit whose headers do not say it, when one answer tells it to within 10%:
+ * for a bucket (`resetFull`), the time to refill the whole limit (`resetMs` per permit used);
+ * for a window, the reset of the answer that opened it (`remaining = limit - 1`), rounded up to
+ * its precision so the learned window is never shorter than the server's. A window of about a
+ * second given to the second is not learned: it could be twice too long.
+ */
+function windowOf(report: ServerQuotaReport, precisionMs: number): number | undefined {
+  const { remaining, limit, resetMs, resetFull } = report;
+  if (limit === undefined || resetMs === undefined || remaining >= limit) return undefined;
+  const windowMs =
+    resetFull === true
+      ? (resetMs * limit) / (limit - remaining)
+      : remaining === limit - 1
+        ? Math.ceil(resetMs / precisionMs) * precisionMs
+        : undefined;
+  return windowMs !== undefined && resetMs >= 10 * precisionMs ? windowMs : undefined;
 }
 
 function cappedPolicy(

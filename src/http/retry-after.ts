@@ -1,4 +1,4 @@
-import { MAX_NUMBER_TEXT, secondsTextToMs, toDelayMs, trimSpaces } from './duration.js';
+import { secondsTextToMs, toDelayMs, trimSpaces } from './duration.js';
 import { parseHttpDate } from './http-date.js';
 
 /**
@@ -50,6 +50,6 @@ export function parseRetryAfter(
 export function parseRetryAfterMs(value: string | null | undefined): number | undefined {
   if (value === null || value === undefined) return undefined;
   const text = trimSpaces(value);
-  if (text.length > MAX_NUMBER_TEXT || !/^\d+(?:\.\d+)?$/.test(text)) return undefined;
+  if (!/^\d+(?:\.\d+)?$/.test(text)) return undefined;
   return toDelayMs(Number(text));
 }

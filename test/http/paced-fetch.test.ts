@@ -262,7 +262,8 @@ describe('createPacedFetch and Retry-After', () => {
           : HttpResponse.json({ ok: true });
       }),
     );
-    const pacedFetch = createPacedFetch({ limits: perSecondBurst(10), clock });
+    // Not learning: three refusals in a second would cut the rate (AIMD), which is not the point.
+    const pacedFetch = createPacedFetch({ limits: perSecondBurst(10), clock, learn: false });
     const post503 = await pacedFetch('https://api.test/once/503', { method: 'POST', body: 'x' });
     expect(post503.status).toBe(503);
     const patch429 = await pacedFetch('https://api.test/once/429', { method: 'PATCH', body: 'x' });

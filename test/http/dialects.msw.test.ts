@@ -1,0 +1,104 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import { createManualClock } from '../../src/testing/index.js';
+import {
+  DIALECTS,
+  type Dialect,
+  delayedNetwork,
+  dialectServer,
+  EPOCH,
+  ORIGIN,
+  runUntilSettled,
+} from '../support/dialect-servers.js';
+import { server } from '../support/msw.js';
+
+const CALLS = 80;
+/** One way of the network, each direction (ms): the server counts arrivals, not sends. */
+const ONE_WAY_MS = 20;
+
+/** 80 calls at once through a generous client, against `dialect`'s mock, on a manual clock. */
+async function run80(dialect: Dialect, options: Omit<PacedFetchOptions, 'fetch' | 'clock'>) {
+  const clock = createManualClock();
+  const mock = dialectServer(dialect);
+  server.use(mock.handler);
+  const { fetch, net } = delayedNetwork(clock, ONE_WAY_MS, ONE_WAY_MS);
+  const pacedFetch = createPacedFetch({
+    ...options,
+    fetch,
+    clock,
+    wallClock: () => EPOCH + clock.now(),
+  });
+  let pending = CALLS;
+  const statuses: Array<number | string> = [];
+  const calls = Array.from({ length: CALLS }, (_, i) =>
+    pacedFetch(`${ORIGIN}/items/${i}`).then(
+      (response) => {
+        statuses[i] = response.status;
+        pending--;
+      },
+      (error: Error) => {
+        statuses[i] = error.name;
+        pending--;
+      },
+    ),
+  );
+  await runUntilSettled(clock, net, () => pending, 600_000);
+  await Promise.all(calls);
+  const lost = statuses.filter((status) => typeof status !== 'number' || status >= 300).length;
+  return { lost, refusals: mock.refusals(), sent: net.sent.length, makespan: clock.now() };
+}
+
+const table: Array<Record<string, string | number>> = [];
+afterAll(() => {
+  // `DIALECTS_REPORT=1 npx vitest run --project unit test/http/dialects.msw.test.ts`
+  if (process.env['DIALECTS_REPORT'] === '1') console.table(table);
+});
+
+describe.each(DIALECTS.map((dialect) => [dialect.name, dialect] as const))(
+  'against %s (mocked from its documentation)',
+  (name, dialect) => {
+    it('loses none of 80 calls sent at once by a generous client (perSecond(100))', async () => {
+      const result = await run80(dialect, { limits: { limit: 100, windowMs: 1000 } });
+      table.push({
+        dialect: name,
+        lost: result.lost,
+        refusals: result.refusals,
+        sent: result.sent,
+      });
+      expect(result.lost).toBe(0);
+      // Every call got through once; the rest of the wire was refusals, each waited out.
+      expect(result.sent - result.refusals).toBe(CALLS);
+    });
+  },
+);
+
+describe('a whole-second Unix X-RateLimit-Reset on a 1 s window (rate-limiter-flexible README)', () => {
+  const dialect = DIALECTS.find((d) => d.name === 'X-RateLimit, Unix-second reset') as Dialect;
+  // Configured to the server's published limit, with the window semantics it counts by.
+  const configured = { limits: { limit: 10, windowMs: 1000, algorithm: 'sliding-log' as const } };
+
+  it('does not double the wait: as fast as with the headers ignored, and no refusal', async () => {
+    const ignored = await run80(dialect, { ...configured, readRateLimitHeaders: false });
+    const read = await run80(dialect, configured);
+    table.push({
+      dialect: 'rounding: headers ignored',
+      lost: ignored.lost,
+      refusals: ignored.refusals,
+      sent: ignored.sent,
+      makespan: ignored.makespan,
+    });
+    table.push({
+      dialect: 'rounding: headers read',
+      lost: read.lost,
+      refusals: read.refusals,
+      sent: read.sent,
+      makespan: read.makespan,
+    });
+    expect(ignored.refusals).toBe(0);
+    expect(read.refusals).toBe(0);
+    expect(read.lost).toBe(0);
+    // Ideal: 8 windows of 10, the last sent at 7 s. Rounded-up resets made it 1.84x.
+    expect(ignored.makespan).toBeLessThan(7_200);
+    expect(read.makespan / ignored.makespan).toBeLessThan(1.05);
+  });
+});

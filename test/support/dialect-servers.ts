@@ -1,0 +1,467 @@
+/**
+ * Mocked APIs, one per rate-limit dialect, that enforce what each API's documentation says
+ * with exactly the headers it documents (the address is beside each). Windows are scaled down
+ * (GitHub's hour is a minute here) so 80 calls finish in seconds of manual time. Time is the
+ * arrival time the client's network stamps (`x-arrived-at`), on the test's manual clock.
+ */
+import { HttpResponse, http } from 'msw';
+import type { ManualClock } from '../../src/testing/index.js';
+import { turn } from './flush.js';
+
+export const ORIGIN = 'https://api.dialect.test';
+/** Wall-clock epoch ms at manual time 0 (not on a whole second, as no real clock is). */
+export const EPOCH = Date.UTC(2026, 11, 1, 10, 0, 0) + 370;
+
+/** A server's admission state: what one arrival finds. */
+interface Admission {
+  readonly ok: boolean;
+  /** Permits left after this arrival. */
+  readonly remaining: number;
+  /** ms from the arrival until one more request would be admitted. */
+  readonly nextMs: number;
+  /** ms from the arrival until the window ends (fixed) or the bucket is full (bucket). */
+  readonly resetMs: number;
+}
+
+type Model = (at: number) => Admission;
+
+/** A fixed window that opens at the first arrival after the last one ended; refusals not counted. */
+export function fixedWindow(limit: number, windowMs: number): Model {
+  let count = 0;
+  let endsAt = Number.NEGATIVE_INFINITY;
+  return (at) => {
+    if (at >= endsAt) {
+      count = 0;
+      endsAt = at + windowMs;
+    }
+    const ok = count < limit;
+    if (ok) count++;
+    const resetMs = endsAt - at;
+    return { ok, remaining: limit - count, nextMs: count < limit ? 0 : resetMs, resetMs };
+  };
+}
+
+/** A token (or leaky) bucket of `capacity`, refilled `capacity` per `fillMs`. */
+export function bucket(capacity: number, fillMs: number): Model {
+  const perMs = capacity / fillMs;
+  let tokens = capacity;
+  let stamp = 0;
+  return (at) => {
+    tokens = Math.min(capacity, tokens + Math.max(0, at - stamp) * perMs);
+    stamp = Math.max(stamp, at);
+    const ok = tokens >= 1 - 1e-9;
+    if (ok) tokens -= 1;
+    const nextMs = tokens >= 1 - 1e-9 ? 0 : (1 - tokens) / perMs;
+    return {
+      ok,
+      remaining: Math.floor(tokens + 1e-9),
+      nextMs,
+      resetMs: (capacity - tokens) / perMs,
+    };
+  };
+}
+
+/** What a dialect answers: the headers of an admitted request, the whole refusal otherwise. */
+interface Reply {
+  readonly status?: number;
+  readonly headers: Record<string, string>;
+  readonly body?: unknown;
+}
+
+export interface Dialect {
+  readonly name: string;
+  readonly doc: string;
+  readonly model: () => Model;
+  readonly admitted: (a: Admission, wallMs: number) => Record<string, string>;
+  readonly refused: (a: Admission, wallMs: number) => Reply;
+  /** What the first request gets instead (Anthropic's 529 when overloaded), if anything. */
+  readonly first?: Reply;
+}
+
+const sec = (ms: number) => Math.ceil(ms / 1000);
+const unixSec = (wallMs: number) => sec(wallMs);
+const json = { 'content-type': 'application/json' };
+
+/** Go's time.Duration.String() for whole ms: `1h2m3.5s`, `6m0s`, `20ms`. */
+function goDuration(ms: number): string {
+  const whole = Math.ceil(ms);
+  if (whole < 1000) return `${whole}ms`;
+  const h = Math.floor(whole / 3_600_000);
+  const m = Math.floor((whole % 3_600_000) / 60_000);
+  const s = (whole % 60_000) / 1000;
+  return `${h > 0 ? `${h}h` : ''}${h > 0 || m > 0 ? `${m}m` : ''}${s}s`;
+}
+
+export const DIALECTS: readonly Dialect[] = [
+  {
+    // draft-ietf-httpapi-ratelimit-headers: RateLimit + RateLimit-Policy, Retry-After on 429.
+    name: 'IETF RateLimit draft',
+    doc: 'https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/',
+    model: () => fixedWindow(10, 1000),
+    admitted: (a) => ({
+      ratelimit: `"default";r=${a.remaining};t=${sec(a.resetMs)}`,
+      'ratelimit-policy': '"default";q=10;w=1',
+    }),
+    refused: (a) => ({
+      headers: {
+        ratelimit: `"default";r=0;t=${sec(a.resetMs)}`,
+        'ratelimit-policy': '"default";q=10;w=1',
+        'retry-after': String(sec(a.nextMs)),
+      },
+    }),
+  },
+  {
+    // rate-limiter-flexible's README: X-RateLimit-Reset as whole Unix seconds, Retry-After.
+    name: 'X-RateLimit, Unix-second reset',
+    doc: 'https://github.com/animir/node-rate-limiter-flexible/wiki/Express-Middleware',
+    model: () => fixedWindow(10, 1000),
+    admitted: (a, wall) => ({
+      'x-ratelimit-limit': '10',
+      'x-ratelimit-remaining': String(a.remaining),
+      'x-ratelimit-reset': String(unixSec(wall + a.resetMs)),
+    }),
+    refused: (a, wall) => ({
+      headers: {
+        'retry-after': String(sec(a.nextMs)),
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': String(unixSec(wall + a.resetMs)),
+      },
+    }),
+  },
+  {
+    // GitHub primary limit: 403 with x-ratelimit-remaining 0, wait for x-ratelimit-reset.
+    name: 'GitHub primary (403)',
+    doc: 'https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api',
+    model: () => fixedWindow(20, 10_000),
+    admitted: (a, wall) => github(a, wall, 20),
+    refused: (a, wall) => ({
+      status: 403,
+      headers: { ...json, ...github(a, wall, 20) },
+      body: {
+        message: 'API rate limit exceeded for user ID 1.',
+        documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api',
+      },
+    }),
+  },
+  {
+    // GitHub secondary limit: 403 with retry-after while the primary quota has room.
+    name: 'GitHub secondary (403 + retry-after)',
+    doc: 'https://docs.github.com/rest/using-the-rest-api/troubleshooting-the-rest-api#rate-limit-errors',
+    model: () => fixedWindow(10, 1000),
+    admitted: (_a, wall) => github({ remaining: 4000 } as Admission, wall, 5000),
+    refused: (a, wall) => ({
+      status: 403,
+      headers: {
+        ...json,
+        'retry-after': String(sec(a.nextMs)),
+        ...github({ remaining: 4000 } as Admission, wall, 5000),
+      },
+      body: {
+        message:
+          'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+      },
+    }),
+  },
+  {
+    // OpenAI: x-ratelimit-*-requests with Go-duration resets (time until full), tokens too.
+    name: 'OpenAI (Go durations)',
+    doc: 'https://platform.openai.com/docs/guides/rate-limits#rate-limits-in-headers',
+    model: () => bucket(10, 1000),
+    admitted: (a) => openai(a),
+    refused: (a) => ({
+      headers: { ...json, ...openai(a) },
+      body: {
+        error: {
+          message: 'Rate limit reached for requests',
+          type: 'requests',
+          code: 'rate_limit_exceeded',
+        },
+      },
+    }),
+  },
+  {
+    // Anthropic: anthropic-ratelimit-requests-* with RFC 3339 resets, retry-after on 429, 529.
+    name: 'Anthropic (RFC 3339, 529)',
+    doc: 'https://docs.anthropic.com/en/api/rate-limits#response-headers',
+    model: () => bucket(10, 1000),
+    admitted: (a, wall) => anthropic(a, wall),
+    refused: (a, wall) => ({
+      headers: { ...json, 'retry-after': String(sec(a.nextMs)), ...anthropic(a, wall) },
+      body: {
+        type: 'error',
+        error: {
+          type: 'rate_limit_error',
+          message: 'Number of requests has exceeded your rate limit.',
+        },
+      },
+    }),
+    // https://docs.anthropic.com/en/api/errors: 529 overloaded_error, no rate-limit headers.
+    first: {
+      status: 529,
+      headers: json,
+      body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    },
+  },
+  {
+    // Azure OpenAI (PTU): retry-after-ms beside retry-after on 429.
+    name: 'retry-after-ms (Azure OpenAI)',
+    doc: 'https://learn.microsoft.com/en-us/azure/ai-services/openai/how-to/provisioned-get-started',
+    model: () => bucket(10, 1000),
+    admitted: () => ({}),
+    refused: (a) => ({
+      headers: {
+        'retry-after-ms': String(Math.ceil(a.nextMs)),
+        'retry-after': String(sec(a.nextMs)),
+      },
+    }),
+  },
+  {
+    // X: x-rate-limit-* (Unix seconds), 15-minute windows (15 s here), 429 without Retry-After.
+    name: 'X (x-rate-limit-*)',
+    doc: 'https://docs.x.com/fundamentals/rate-limits',
+    model: () => fixedWindow(15, 15_000),
+    admitted: (a, wall) => xHeaders(a, wall),
+    refused: (a, wall) => ({
+      headers: { ...json, ...xHeaders(a, wall) },
+      body: { errors: [{ code: 88, message: 'Rate limit exceeded' }] },
+    }),
+  },
+  {
+    // Jira Cloud: X-RateLimit-Reset as yyyy-MM-ddTHH:mmZ, Retry-After on 429.
+    name: 'Jira (ISO reset)',
+    doc: 'https://developer.atlassian.com/cloud/jira/platform/rate-limiting/',
+    model: () => fixedWindow(10, 1000),
+    admitted: (a, wall) => jira(a, wall),
+    refused: (a, wall) => ({
+      headers: {
+        'retry-after': String(sec(a.nextMs)),
+        'ratelimit-reason': 'jira-burst-based',
+        ...jira(a, wall),
+      },
+    }),
+  },
+  {
+    // Reddit: x-ratelimit-used / -remaining (float) / -reset (seconds), no limit header.
+    name: 'Reddit (float remaining)',
+    doc: 'https://github.com/reddit/reddit/wiki/API',
+    model: () => fixedWindow(20, 10_000),
+    admitted: (a) => reddit(a, 20),
+    refused: (a) => ({ headers: reddit(a, 20) }),
+  },
+  {
+    // Shopify REST: a leaky bucket of 40, 2 per second; 429 with Retry-After: 2.0.
+    name: 'Shopify (used/limit)',
+    doc: 'https://shopify.dev/docs/api/admin-rest/usage/rate-limits',
+    model: () => bucket(40, 20_000),
+    admitted: (a) => ({ 'x-shopify-shop-api-call-limit': `${40 - a.remaining}/40` }),
+    refused: () => ({
+      headers: { 'x-shopify-shop-api-call-limit': '40/40', 'retry-after': '2.0' },
+      body: {
+        errors:
+          'Exceeded 2 calls per second for api client. Reduce request rates to resume uninterrupted service.',
+      },
+    }),
+  },
+  {
+    // Discord: x-ratelimit-* with float reset-after, bucket, scope; body retry_after (seconds).
+    name: 'Discord (reset-after, body)',
+    doc: 'https://discord.com/developers/docs/topics/rate-limits',
+    model: () => fixedWindow(5, 1000),
+    admitted: (a, wall) => discord(a, wall),
+    refused: (a, wall) => ({
+      headers: {
+        ...json,
+        'retry-after': String(sec(a.nextMs)),
+        'x-ratelimit-scope': 'user',
+        ...discord(a, wall),
+      },
+      body: {
+        message: 'You are being rate limited.',
+        retry_after: Math.ceil(a.nextMs) / 1000,
+        global: false,
+      },
+    }),
+  },
+  {
+    // Slack Web API: 429 with Retry-After only.
+    name: 'Slack (Retry-After only)',
+    doc: 'https://api.slack.com/docs/rate-limits',
+    model: () => fixedWindow(10, 1000),
+    admitted: () => ({}),
+    refused: (a) => ({ headers: { 'retry-after': String(sec(a.nextMs)) } }),
+  },
+  {
+    // Google APIs: the wait is only in the body, error.details[] google.rpc.RetryInfo.
+    name: 'Google (body retryDelay)',
+    doc: 'https://cloud.google.com/apis/design/errors#error_details',
+    model: () => fixedWindow(10, 1000),
+    admitted: () => ({}),
+    refused: (a) => ({
+      headers: { 'content-type': 'application/json; charset=UTF-8' },
+      body: {
+        error: {
+          code: 429,
+          message: 'Quota exceeded.',
+          status: 'RESOURCE_EXHAUSTED',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+              retryDelay: `${Math.ceil(a.nextMs) / 1000}s`,
+            },
+          ],
+        },
+      },
+    }),
+  },
+];
+
+function github(a: Admission, wall: number, limit: number): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(a.remaining),
+    'x-ratelimit-used': String(limit - a.remaining),
+    'x-ratelimit-reset': String(unixSec(wall + (a.resetMs ?? 3_600_000))),
+    'x-ratelimit-resource': 'core',
+  };
+}
+
+function openai(a: Admission): Record<string, string> {
+  return {
+    'x-ratelimit-limit-requests': '10',
+    'x-ratelimit-remaining-requests': String(a.remaining),
+    'x-ratelimit-reset-requests': goDuration(a.resetMs),
+    'x-ratelimit-limit-tokens': '150000',
+    'x-ratelimit-remaining-tokens': '149984',
+    'x-ratelimit-reset-tokens': '6m0s',
+  };
+}
+
+function anthropic(a: Admission, wall: number): Record<string, string> {
+  const at = (ms: number) =>
+    new Date(Math.ceil((wall + ms) / 1000) * 1000).toISOString().replace('.000', '');
+  return {
+    'anthropic-ratelimit-requests-limit': '10',
+    'anthropic-ratelimit-requests-remaining': String(a.remaining),
+    'anthropic-ratelimit-requests-reset': at(a.resetMs),
+    'anthropic-ratelimit-tokens-limit': '400000',
+    'anthropic-ratelimit-tokens-remaining': '312000',
+    'anthropic-ratelimit-tokens-reset': at(60_000),
+  };
+}
+
+function xHeaders(a: Admission, wall: number): Record<string, string> {
+  return {
+    'x-rate-limit-limit': '15',
+    'x-rate-limit-remaining': String(a.remaining),
+    'x-rate-limit-reset': String(unixSec(wall + a.resetMs)),
+  };
+}
+
+function jira(a: Admission, wall: number): Record<string, string> {
+  const minute = new Date(Math.ceil((wall + a.resetMs) / 60_000) * 60_000).toISOString();
+  return {
+    'x-ratelimit-limit': '10',
+    'x-ratelimit-remaining': String(a.remaining),
+    'x-ratelimit-reset': `${minute.slice(0, 16)}Z`,
+  };
+}
+
+function reddit(a: Admission, limit: number): Record<string, string> {
+  return {
+    'x-ratelimit-used': String(limit - a.remaining),
+    'x-ratelimit-remaining': `${a.remaining}.0`,
+    'x-ratelimit-reset': String(sec(a.resetMs)),
+  };
+}
+
+function discord(a: Admission, wall: number): Record<string, string> {
+  return {
+    'x-ratelimit-limit': '5',
+    'x-ratelimit-remaining': String(a.remaining),
+    'x-ratelimit-reset': ((wall + a.resetMs) / 1000).toFixed(3),
+    'x-ratelimit-reset-after': (Math.ceil(a.resetMs) / 1000).toFixed(3),
+    'x-ratelimit-bucket': 'abcd1234',
+  };
+}
+
+/** The msw handler of `dialect`, and what reached it. */
+export function dialectServer(dialect: Dialect) {
+  const admit = dialect.model();
+  const statuses: number[] = [];
+  let first = dialect.first;
+  const handler = http.all(`${ORIGIN}/*`, ({ request }) => {
+    const at = Number(request.headers.get('x-arrived-at'));
+    const wall = EPOCH + at;
+    const date = { date: new Date(wall).toUTCString() };
+    if (first !== undefined) {
+      const reply = first;
+      first = undefined;
+      statuses.push(reply.status ?? 429);
+      return HttpResponse.json(reply.body ?? null, {
+        status: reply.status ?? 429,
+        headers: { ...date, ...reply.headers },
+      });
+    }
+    const admission = admit(at);
+    if (admission.ok) {
+      statuses.push(200);
+      return HttpResponse.json(
+        { ok: true },
+        { headers: { ...date, ...dialect.admitted(admission, wall) } },
+      );
+    }
+    const reply = dialect.refused(admission, wall);
+    const status = reply.status ?? 429;
+    statuses.push(status);
+    const headers = { ...date, ...reply.headers };
+    return reply.body === undefined
+      ? new HttpResponse('Too Many Requests', { status, headers })
+      : HttpResponse.json(reply.body, { status, headers });
+  });
+  return { handler, refusals: () => statuses.filter((status) => status !== 200).length, statuses };
+}
+
+/**
+ * The client's network on the manual clock: a request arrives `upMs` after it is sent and its
+ * answer `downMs` after that. `busy` counts requests inside msw (no manual time passes there).
+ */
+export function delayedNetwork(clock: ManualClock, upMs: number, downMs: number) {
+  const net = { busy: 0, sent: [] as number[] };
+  const wait = (ms: number) =>
+    ms === 0 ? Promise.resolve() : new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
+  const fetch = async (request: Request): Promise<Response> => {
+    net.sent.push(clock.now());
+    await wait(upMs);
+    request.headers.set('x-arrived-at', String(clock.now()));
+    net.busy++;
+    try {
+      const response = await globalThis.fetch(request);
+      return response;
+    } finally {
+      net.busy--;
+      await wait(downMs);
+    }
+  };
+  return { fetch, net };
+}
+
+/**
+ * Moves the manual clock timer by timer until every call settled (or `endMs`): before each
+ * step, everything that needs no time (msw, response handling) runs out.
+ */
+export async function runUntilSettled(
+  clock: ManualClock,
+  net: { busy: number },
+  pending: () => number,
+  endMs: number,
+): Promise<void> {
+  for (;;) {
+    for (let i = 0; i < 400 && net.busy > 0; i++) await turn();
+    for (let i = 0; i < 8; i++) await turn();
+    if (pending() === 0) return;
+    const next = clock.nextTimerAt;
+    if (next === undefined || next > endMs) return;
+    await clock.advanceAsync(Math.max(0, next - clock.now()));
+  }
+}
