@@ -24,6 +24,7 @@ export {
   type ResolvedPolicy,
 } from './core/policy.js';
 export {
+  type AnswerInput,
   createPacedFetch,
   type FetchFunction,
   MAX_DELAY_MS,
@@ -35,7 +36,10 @@ export {
   type RateLimitHeaderSource,
   type RequestPacing,
   type RetryOptions,
+  readServerAnswer,
+  type ServerAnswer,
   type ServerQuotaReport,
+  type UnitQuota,
 } from './http/index.js';
 export {
   createPacer,
@@ -57,8 +61,8 @@ export {
   RateLimitError,
   type RateLimitErrorOptions,
   type ScheduleOptions,
-  type TaskProgress,
   type Store,
   type StoreCall,
   type StoreEvent,
+  type TaskProgress,
 } from './pacer/index.js';

@@ -15,3 +15,5 @@ export {
 } from './ratelimit-headers.js';
 export { parseRetryAfter } from './retry-after.js';
 export type { RetryOptions } from './retry-policy.js';
+export { type AnswerInput, readServerAnswer, type ServerAnswer } from './server-answer.js';
+export type { UnitQuota } from './vendor-headers.js';

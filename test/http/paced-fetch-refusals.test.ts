@@ -1,0 +1,161 @@
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { createPacedFetch } from '../../src/http/paced-fetch.js';
+import { createManualClock } from '../../src/testing/index.js';
+import { stampedFetch } from '../support/backends.js';
+import { drive } from '../support/flush.js';
+import { server } from '../support/msw.js';
+
+const limits = { limit: 10, windowMs: 1000 };
+const EPOCH = Date.UTC(2026, 11, 1, 10, 0, 0);
+
+describe('what counts as a refusal, and how long it waits', () => {
+  it('returns a plain 403 at once: a permission error is final', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/private', () => {
+        hits++;
+        return HttpResponse.json(
+          { message: 'Must have admin rights to Repository.' },
+          {
+            status: 403,
+            headers: { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '4999' },
+          },
+        );
+      }),
+    );
+    const pacedFetch = createPacedFetch({ limits, clock });
+    const response = await pacedFetch('https://api.test/private');
+    expect(response.status).toBe(403);
+    expect(hits).toBe(1);
+    expect(pacedFetch.pacer.inspect('https://api.test').blockedUntil).toBeUndefined();
+  });
+
+  it("waits out GitHub's 403 with nothing remaining until its reset, then sends the POST again", async () => {
+    const clock = createManualClock();
+    const resetS = Math.ceil((EPOCH + 30_000) / 1000);
+    const bodies: string[] = [];
+    server.use(
+      http.post('https://api.test/issues', async ({ request }) => {
+        bodies.push(await request.text());
+        return bodies.length === 1
+          ? HttpResponse.json(
+              { message: 'API rate limit exceeded' },
+              {
+                status: 403,
+                headers: {
+                  'x-ratelimit-limit': '60',
+                  'x-ratelimit-remaining': '0',
+                  'x-ratelimit-reset': String(resetS),
+                },
+              },
+            )
+          : HttpResponse.json({ number: 1 }, { status: 201 });
+      }),
+    );
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits,
+      fetch,
+      clock,
+      wallClock: () => EPOCH + clock.now(),
+    });
+    const call = pacedFetch('https://api.test/issues', { method: 'POST', body: 'title' });
+    await drive(clock, pacedFetch.pacer, 60_000);
+    expect((await call).status).toBe(201);
+    expect(sent.map((request) => request.at)).toEqual([0, 30_000]);
+    expect(bodies).toEqual(['title', 'title']);
+  });
+
+  it('reads an HTTP-date Retry-After against the server Date: a client an hour slow waits 2 s', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/dated', () => {
+        hits++;
+        const now = EPOCH + clock.now();
+        if (hits > 1) return HttpResponse.json({ ok: true });
+        return new HttpResponse(null, {
+          status: 503,
+          headers: {
+            date: new Date(now).toUTCString(),
+            'retry-after': new Date(now + 2000).toUTCString(),
+          },
+        });
+      }),
+    );
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits,
+      fetch,
+      clock,
+      wallClock: () => EPOCH - 3_600_000 + clock.now(),
+    });
+    const call = pacedFetch('https://api.test/dated');
+    await drive(clock, pacedFetch.pacer, 10_000);
+    expect((await call).status).toBe(200);
+    expect(sent.map((request) => request.at)).toEqual([0, 2000]);
+  });
+
+  it("retries Anthropic's 529 (overloaded) for a POST: the request was not processed", async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.post('https://api.test/v1/messages', () => {
+        hits++;
+        return hits === 1
+          ? HttpResponse.json(
+              { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+              { status: 529 },
+            )
+          : HttpResponse.json({ id: 'msg_1' });
+      }),
+    );
+    const pacedFetch = createPacedFetch({ limits, clock, retry: { random: () => 0.5 } });
+    const call = pacedFetch('https://api.test/v1/messages', { method: 'POST', body: '{}' });
+    await drive(clock, pacedFetch.pacer, 10_000);
+    expect((await call).status).toBe(200);
+    expect(hits).toBe(2);
+  });
+});
+
+describe('body hints', () => {
+  it('waits the retryDelay of a Google error body, and leaves the body readable for the caller', async () => {
+    const clock = createManualClock();
+    const body = {
+      error: {
+        code: 429,
+        status: 'RESOURCE_EXHAUSTED',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '90s' }],
+      },
+    };
+    server.use(http.get('https://api.test/quota', () => HttpResponse.json(body, { status: 429 })));
+    const pacedFetch = createPacedFetch({ limits, clock, retry: { maxRetryAfterMs: 60_000 } });
+    // 90 s is beyond maxRetryAfterMs: the refusal comes back, its body unread, the key blocked.
+    const response = await pacedFetch('https://api.test/quota');
+    expect(response.status).toBe(429);
+    expect(await response.json()).toEqual(body);
+    expect(pacedFetch.pacer.inspect('https://api.test').blockedUntil).toBe(90_000);
+  });
+
+  it('ignores a refusal body beyond 16 kB and backs off instead', async () => {
+    const clock = createManualClock();
+    const padding = 'x'.repeat(20_000);
+    server.use(
+      http.get('https://api.test/huge', () =>
+        HttpResponse.json({ retry_after: 90, padding }, { status: 429 }),
+      ),
+    );
+    const pacedFetch = createPacedFetch({
+      limits,
+      clock,
+      retry: { limit: 0, random: () => 0.5, backoffMs: 1000 },
+    });
+    const response = await pacedFetch('https://api.test/huge');
+    expect(response.status).toBe(429);
+    expect((await response.json()).padding).toBe(padding);
+    // The backoff of a refusal it cannot explain (750 ms at jitter 0.5), not the body's 90 s.
+    expect(pacedFetch.pacer.inspect('https://api.test').blockedUntil).toBe(750);
+  });
+});
