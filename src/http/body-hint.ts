@@ -4,7 +4,7 @@
  * with `retryDelay: "4s"` (a protobuf Duration in JSON). Read only for a refusal whose headers
  * say nothing of when to come back, from a clone, at most `BODY_HINT_BYTES`.
  */
-import { toDelayMs } from './duration.js';
+import { floatToDelayMs } from './duration.js';
 
 /** Most bytes of a refusal's body read for a hint: a rate-limit error body is a few hundred. */
 export const BODY_HINT_BYTES = 16 * 1024;
@@ -33,7 +33,7 @@ export function parseBodyHint(text: string): BodyHint | undefined {
   }
   const discord = field(body, 'retry_after');
   if (typeof discord === 'number' && discord >= 0 && Number.isFinite(discord)) {
-    const retryAfterMs = toDelayMs(discord * 1000 - 1e-6) ?? 0;
+    const retryAfterMs = floatToDelayMs(discord * 1000);
     return field(body, 'global') === true ? { retryAfterMs, global: true } : { retryAfterMs };
   }
   const details = field(field(body, 'error'), 'details');
@@ -43,7 +43,7 @@ export function parseBodyHint(text: string): BodyHint | undefined {
     const delay = field(detail, 'retryDelay');
     if (typeof type !== 'string' || !type.endsWith('google.rpc.RetryInfo')) continue;
     const m = typeof delay === 'string' ? /^(\d{1,12}(?:\.\d{1,9})?)s$/.exec(delay) : null;
-    if (m !== null) return { retryAfterMs: toDelayMs(Number(m[1]) * 1000 - 1e-6) ?? 0 };
+    if (m !== null) return { retryAfterMs: floatToDelayMs(Number(m[1]) * 1000) };
   }
   return undefined;
 }

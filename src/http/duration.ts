@@ -28,6 +28,14 @@ export function toDelayMs(ms: number): number | undefined {
 }
 
 /**
+ * A float number of ms read from a header (`64.57` s is 64570.00000000001 ms) as a delay: the
+ * epsilon undoes float error, not real excess, before `toDelayMs` rounds up. NaN is 0.
+ */
+export function floatToDelayMs(ms: number): number {
+  return toDelayMs(ms - 1e-6) ?? 0;
+}
+
+/**
  * Non-negative decimal seconds text (`"60"`, `"1.5"`) to exact ms, or `undefined` for
  * anything else. Digits are converted in two parts because `1.1 * 1000` is
  * 1100.0000000000002, which would round up to 1101 ms; sub-millisecond digits round up.
@@ -122,6 +130,5 @@ export function parseGoDuration(text: string): ReadDelay | undefined {
     ms += Number(`${whole}.${fraction || '0'}`) * unitMs;
     precisionMs = Math.max(1, unitMs / 10 ** fraction.length);
   }
-  // The epsilon undoes float error (`1.1 * 1000` is 1100.0000000000002), not real excess.
-  return { ms: toDelayMs(ms - 1e-6) ?? 0, precisionMs };
+  return { ms: floatToDelayMs(ms), precisionMs };
 }

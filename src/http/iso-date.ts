@@ -5,6 +5,8 @@
  * engine-specific forms.
  */
 
+import { floatToDelayMs } from './duration.js';
+
 /** Date, `T` (or a space, as RFC 3339 allows), time with optional seconds and fraction, zone. */
 const ISO_DATE_TIME =
   /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d)(?::(\d\d)(?:[.,](\d{1,9}))?)?(?:[Zz]|([+-])(\d\d):?(\d\d))$/;
@@ -45,7 +47,7 @@ export function parseIsoDate(text: string): ReadInstant | undefined {
   }
   const offsetMs = (m[8] === '-' ? -1 : 1) * (offH * 60 + offM) * 60_000;
   const digits = m[7]?.length ?? 0;
-  const fractionMs = digits === 0 ? 0 : Math.ceil(Number(`0.${m[7]}`) * 1000 - 1e-6);
+  const fractionMs = digits === 0 ? 0 : floatToDelayMs(Number(`0.${m[7]}`) * 1000);
   return {
     epochMs: at - offsetMs + fractionMs,
     precisionMs: m[6] === undefined ? 60_000 : Math.max(1, 1000 / 10 ** digits),

@@ -12,7 +12,7 @@ import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
 import { adapterOf, type LearnOptions, resolveLearn } from './adapt.js';
 import { applyServerAnswer } from './answer-to-pacer.js';
 import { readBodyHintText } from './body-hint.js';
-import { isRefusal, mayRetry, refusalOf, type RetryOptions, resolveRetry } from './retry-policy.js';
+import { isRefusal, mayRetry, type RetryOptions, refusalOf, resolveRetry } from './retry-policy.js';
 import { readServerAnswer, type ServerAnswer } from './server-answer.js';
 
 /** The fetch being paced: the global one by default, looked up at each call. */

@@ -5,10 +5,10 @@
  * Turning that into pacing is `applyServerAnswer`'s job (answer-to-pacer.ts).
  */
 import { type BodyHint, parseBodyHint } from './body-hint.js';
+import { trimSpaces } from './duration.js';
 import { parseHttpDate } from './http-date.js';
 import { parseRateLimitHeaders, type ServerQuotaReport } from './ratelimit-headers.js';
 import { parseRetryAfter, parseRetryAfterMs } from './retry-after.js';
-import { trimSpaces } from './duration.js';
 import { readTokenQuotas, type UnitQuota } from './vendor-headers.js';
 
 /** A response as `readServerAnswer` reads it. */
