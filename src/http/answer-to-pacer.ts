@@ -6,7 +6,7 @@
  */
 import type { ServerQuota } from '../core/limiter.js';
 import type { Pacer } from '../pacer/types.js';
-import { heard } from './adapt.js';
+import { heard, signalOf } from './adapt.js';
 import type { ServerQuotaReport } from './ratelimit-headers.js';
 import type { Refusal } from './retry-policy.js';
 import type { ServerAnswer } from './server-answer.js';
@@ -43,7 +43,7 @@ export function applyServerAnswer(
     // A refusal says "too fast" even when it says when to come back, and a quota without a
     // policy does not say how fast is right: the count lowers credit, and the adapter cuts the
     // key's rate (AIMD), so the queue does not flood back after each block.
-    if (quota !== undefined) pacer.observe(key, quota);
+    if (quota !== undefined) pacer.observe(key, signalOf(quota, false));
     heard(pacer, key, undefined, true, true);
   } else {
     heard(
