@@ -1,5 +1,5 @@
 import { type Decision, deny, wholeMs } from '../core/decision.js';
-import type { PolicySummary, RateLimiter } from '../core/limiter.js';
+import type { LearnedPolicy, PolicySummary, RateLimiter } from '../core/limiter.js';
 import type { KeyInspection } from './types.js';
 
 /**
@@ -57,7 +57,7 @@ export function behind(projected: Decision): Decision {
 /** `inspect(key)` at ticker time `at`; `head` is the task of the key that goes next, if any. */
 export function inspectKey(
   limiter: RateLimiter,
-  info: PolicySummary,
+  info: PolicySummary & { readonly learned?: LearnedPolicy },
   key: string,
   at: number,
   queued: number,
@@ -70,6 +70,7 @@ export function inspectKey(
     limit: info.limit,
     queued,
     blockedUntil: limiter.blockedUntil(key),
+    ...(info.learned === undefined ? {} : { learned: info.learned }),
   };
   if (head === undefined) return Object.freeze(inspection);
   const nextStartAt = at + limiter.peek(key, head.cost).retryAfterMs;

@@ -117,6 +117,7 @@ export class StorePermits implements Permits {
       limit: info.limit,
       queued: waiting?.line.size ?? 0,
       blockedUntil: this.core.limiter.blockedUntil(key),
+      ...(info.learned === undefined ? {} : { learned: info.learned }),
     };
     if (waiting === undefined || waiting.line.head === undefined) return Object.freeze(inspection);
     // Being asked now, or due when the store said (never in the past).

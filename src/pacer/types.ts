@@ -1,4 +1,5 @@
 import type { Decision } from '../core/decision.js';
+import type { LearnedPolicy } from '../core/learning.js';
 import type { ServerSignal } from '../core/signal.js';
 
 /** Where and how a task is paced. Every field may be left out (or passed as `undefined`). */
@@ -94,6 +95,12 @@ export interface KeyInspection {
    * for a concurrency slot, or for `resume()`). Absent when none waits.
    */
   readonly nextStartAt?: number;
+  /**
+   * The policy the key learned from the server on top of its own (an advertised
+   * `RateLimit-Policy`, or a rate cut on refusals), which counts in `capacity` and `limit`.
+   * Absent while it has learned none.
+   */
+  readonly learned?: LearnedPolicy;
 }
 
 export interface Pacer {

@@ -62,7 +62,10 @@ export class LevelStore {
   }
 }
 
-/** Equal for a gauge: `at` moves on every sample and is not part of what is drawn. */
+/**
+ * Equal for a gauge: `at` moves on every sample and is not part of what is drawn. A learned
+ * rate (AIMD) is a new object on every inspection, so `learned` is compared by its fields.
+ */
 function differs(a: KeyInspection, b: KeyInspection): boolean {
   return (
     a.level !== b.level ||
@@ -70,7 +73,10 @@ function differs(a: KeyInspection, b: KeyInspection): boolean {
     a.limit !== b.limit ||
     a.queued !== b.queued ||
     a.blockedUntil !== b.blockedUntil ||
-    a.nextStartAt !== b.nextStartAt
+    a.nextStartAt !== b.nextStartAt ||
+    a.learned?.limit !== b.learned?.limit ||
+    a.learned?.windowMs !== b.learned?.windowMs ||
+    a.learned?.source !== b.learned?.source
   );
 }
 

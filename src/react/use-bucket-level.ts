@@ -6,9 +6,9 @@ import { type PacerSource, pacerOf } from './source.js';
 
 /**
  * The live state of one key for a gauge: `level` (permits now, a float), `capacity`, `limit`,
- * `queued`, `blockedUntil` and `nextStartAt`. It is sampled on animation frames only while the
- * bucket refills, so a gauge animates smoothly and an idle page does no work; every gauge of
- * a key shares one sampling loop.
+ * `queued`, `blockedUntil`, `nextStartAt` and `learned` (the server's policy it adopted). It is
+ * sampled on animation frames only while the bucket refills, so a gauge animates smoothly and
+ * an idle page does no work; every gauge of a key shares one sampling loop.
  *
  * On the server, and while hydrating, it reports a full, idle bucket, so the HTML is the same
  * on both sides.

@@ -171,6 +171,19 @@ describe('inspect', () => {
     expect(pacer.inspect()).toMatchObject({ at: 300, level: expect.closeTo(1.5, 9) });
   });
 
+  it('shows the policy a key learned from the server, and none before', () => {
+    const { pacer } = harness({ limits: perSecond(5) });
+    expect(pacer.inspect('api')).not.toHaveProperty('learned');
+    // `RateLimit-Policy: "api";q=3;w=60`, as a paced fetch hands it on.
+    pacer.observe('api', { kind: 'policy', remaining: 3, limit: 3, windowMs: 60_000 });
+    expect(pacer.inspect('api')).toMatchObject({
+      capacity: 3,
+      limit: 3,
+      learned: { limit: 3, windowMs: 60_000, source: 'server' },
+    });
+    expect(pacer.inspect('other')).not.toHaveProperty('learned');
+  });
+
   it('tells when the next waiting task of a key starts and how long a block holds', () => {
     const { clock, pacer } = harness({ limits: perSecond(5, { burst: 2 }) });
     pacer.schedule(() => 1, { cost: 2 });

@@ -32,6 +32,15 @@ function Counting({ pacer, onRender }: { pacer: Pacer; onRender: () => void }) {
   return null;
 }
 
+function Learned({ pacer }: { pacer: Pacer }) {
+  const { learned } = useBucketLevel(pacer, 'api');
+  return (
+    <p>
+      {learned === undefined ? 'nothing learned' : `learned ${learned.limit}/${learned.windowMs}`}
+    </p>
+  );
+}
+
 /** Runs the pending animation frame, as the browser would, inside act. */
 function frame(): void {
   act(() => {
@@ -86,6 +95,24 @@ describe('useBucketLevel', () => {
     frame();
     frame();
     expect(renders).toBe(after);
+  });
+
+  it('re-renders when the key learns a policy, even one that leaves the level as it was', () => {
+    const { clock, pacer } = setup();
+    render(<Learned pacer={pacer} />);
+    expect(screen.getByText('nothing learned')).toBeTruthy();
+    act(() => {
+      pacer.tryAcquire('api');
+    });
+    frame();
+    // Looser than the key's own 4/s, and the clock stands still: level, capacity and limit stay
+    // as they were, only `learned` is new.
+    act(() => {
+      pacer.observe('api', { kind: 'policy', remaining: 99, limit: 100, windowMs: 1000 });
+    });
+    frame();
+    expect(clock.now()).toBe(0);
+    expect(screen.getByText('learned 100/1000')).toBeTruthy();
   });
 
   it('runs one sampling loop for every gauge of a key, and stops it on unmount', () => {
