@@ -7,25 +7,33 @@ import {
   createClient,
   DEFAULT_SETTINGS,
   type Settings,
-  serverLimitsOf,
+  serverConfigOf,
 } from './client/settings';
 import { recordBlock } from './client/timeline-events';
+import { Announcer } from './components/announcer';
 import { CodeSample } from './components/code-sample';
 import { Comparison } from './components/comparison';
 import { Controls } from './components/controls';
 import { Counters } from './components/counters';
 import { Gauge } from './components/gauge';
 import { OutboxPanel } from './components/outbox-panel';
+import { ServerPicker } from './components/server-picker';
 import { Timeline } from './components/timeline';
 import { useDebounced } from './lib/hooks';
+import { demoNetwork } from './mock/network';
 import { configureServer } from './mock/server';
 
-/** The paced fetch the settings describe, rebuilt (and the old one disposed) when they change. */
+/**
+ * The paced fetch the settings describe, rebuilt (and the old one disposed) when they change.
+ * A new server is a new API to learn: the client starts afresh with it too.
+ */
 function useClient(settings: Settings) {
   const { rate, burst, algorithm, mode, concurrency } = useDebounced(settings, 250);
+  const { counting, dialect } = settings;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the server choice only starts a fresh client
   const client = useMemo(
     () => createClient({ ...DEFAULT_SETTINGS, rate, burst, algorithm, mode, concurrency }),
-    [rate, burst, algorithm, mode, concurrency],
+    [rate, burst, algorithm, mode, concurrency, counting, dialect],
   );
   const previous = useRef(client);
   useEffect(() => {
@@ -42,12 +50,20 @@ function useClient(settings: Settings) {
 
 function FireButtons({ onFire }: { onFire: (size: number) => void }) {
   return (
-    <fieldset className="fire" aria-label="Fire requests">
-      {[1, 10, 100].map((size) => (
-        <button key={size} type="button" className="button" onClick={() => onFire(size)}>
-          Fire {size}
-        </button>
-      ))}
+    <fieldset className="fire">
+      <legend>Fire a burst down both sides</legend>
+      <div className="fire-row">
+        {[1, 10, 100].map((size) => (
+          <button
+            key={size}
+            type="button"
+            className={size === 100 ? 'button primary' : 'button'}
+            onClick={() => onFire(size)}
+          >
+            Fire {size}
+          </button>
+        ))}
+      </div>
     </fieldset>
   );
 }
@@ -55,11 +71,12 @@ function FireButtons({ onFire }: { onFire: (size: number) => void }) {
 export function App({ autoplay }: { autoplay: boolean }) {
   const [settings, setSettings] = useState(DEFAULT_SETTINGS);
   const client = useClient(settings);
-  const server = serverLimitsOf(settings);
-  const { rate: serverRate, burst: serverBurst } = server;
+  const server = serverConfigOf(settings);
+  const { counting, dialect } = server;
+  const { rate: serverRate, burst: serverBurst } = server.limits;
   useEffect(
-    () => configureServer({ rate: serverRate, burst: serverBurst }),
-    [serverRate, serverBurst],
+    () => configureServer({ counting, dialect, limits: { rate: serverRate, burst: serverBurst } }),
+    [counting, dialect, serverRate, serverBurst],
   );
   const latestClient = useRef(client);
   useEffect(() => {
@@ -69,7 +86,12 @@ export function App({ autoplay }: { autoplay: boolean }) {
   // Writes made offline survive a reload (IndexedDB) and drain through the current client.
   const outbox = useMemo(
     () =>
-      createOutbox({ name: 'fetch-pacer-demo', fetch: (request) => latestClient.current(request) }),
+      createOutbox({
+        name: 'fetch-pacer-demo',
+        // The page's own offline switch: the outbox sees it as the platform's network.
+        network: demoNetwork,
+        fetch: (request) => demoNetwork.send(request, latestClient.current),
+      }),
     [],
   );
   useEffect(() => () => void outbox.close(), [outbox]);
@@ -97,67 +119,61 @@ export function App({ autoplay }: { autoplay: boolean }) {
       </header>
 
       <main id="top">
-        <section className="hero" id="demo">
-          <div className="hero-copy">
-            <p className="eyebrow">Client-side rate limiting for fetch and React</p>
-            <h1>Stay under the rate limit. Skip the wall of 429s.</h1>
+        <section className="stage" id="demo" aria-labelledby="stage-title">
+          <div className="stage-intro">
+            <h1 id="stage-title">Stay under the rate limit. Skip the wall of 429s.</h1>
             <p className="lede">
-              fetch-pacer queues your requests in the browser and sends each one the moment the
-              API&apos;s limit allows it. When the server disagrees, it reads{' '}
-              <code>Retry-After</code> and <code>RateLimit</code> headers and backs off for the
-              whole key.
-            </p>
-            <div className="hero-actions">
-              <button
-                type="button"
-                className="button primary"
-                data-testid="hero-fire-100"
-                onClick={() => onFire(100)}
-              >
-                Fire 100 requests
-              </button>
-              <a className="button ghost" href="#code">
-                See the code
-              </a>
-            </div>
-            <p className="fine">
-              Everything here runs in your tab: the API is a Service Worker that allows{' '}
-              {server.rate} requests a second and answers 429 beyond that.
+              fetch-pacer queues your <code>fetch</code> calls in the browser and sends each one
+              when the API&apos;s limit allows it, learning the limit from its headers. Pick a
+              server, fire a burst: plain fetch and the pacer meet the same one.
             </p>
           </div>
-          <Comparison />
+          <div className="stage-grid">
+            <div className="card stage-controls">
+              <ServerPicker settings={settings} onChange={setSettings} />
+              <FireButtons onFire={onFire} />
+            </div>
+            <div className="card stage-gauge">
+              <h2 className="card-label">The pacer&apos;s bucket</h2>
+              <Gauge rate={settings.rate} />
+            </div>
+            <Comparison />
+          </div>
+          <Announcer />
         </section>
 
         <section className="playground" id="playground" aria-labelledby="playground-title">
           <div className="section-head">
             <h2 id="playground-title">Watch the bucket</h2>
             <p className="muted">
-              Each request takes a permit; permits come back at the rate of the policy. Change the
-              policy, make the server stricter than the client, and fire again.
+              Each request takes a permit; permits come back at the rate of the client&apos;s
+              policy. Change the policy, make the server stricter than the client, and fire again.
             </p>
           </div>
           <div className="playground-grid">
             <Controls settings={settings} onChange={setSettings} />
             <div className="card bucket">
-              <Gauge rate={settings.rate} />
-              <div className="bucket-side">
-                <header>
-                  <h3>One bucket per API</h3>
-                  <p className="muted">
-                    A paced fetch keys requests by origin, so every request to{' '}
-                    <code>{API_KEY.replace(/^https?:\/\//, '')}</code> draws on this bucket.
-                  </p>
-                </header>
-                <FireButtons onFire={onFire} />
-                <Counters />
-              </div>
+              <header>
+                <h3>One bucket per API</h3>
+                <p className="muted">
+                  A paced fetch keys requests by origin, so every request to{' '}
+                  <code>{API_KEY.replace(/^https?:\/\//, '')}</code> draws on one bucket: the gauge
+                  above.
+                </p>
+              </header>
+              <Counters />
             </div>
           </div>
           <Timeline client={client} />
         </section>
 
         <section className="playground" id="outbox">
-          <OutboxPanel outbox={outbox} pacedFetch={client} endpoint="/api/paced/notes" />
+          <OutboxPanel
+            outbox={outbox}
+            pacedFetch={client}
+            endpoint="/api/paced/notes"
+            network={demoNetwork}
+          />
         </section>
 
         <section className="usage" id="code" aria-labelledby="code-title">
@@ -200,7 +216,10 @@ export function App({ autoplay }: { autoplay: boolean }) {
 
       <footer className="footer">
         <p>
-          fetch-pacer · MIT · The mock API is <a href="https://mswjs.io">Mock Service Worker</a>{' '}
+          fetch-pacer · MIT · The mock API is{' '}
+          <a className="inline-link" href="https://mswjs.io">
+            Mock Service Worker
+          </a>{' '}
           running in this page; nothing leaves your browser.
         </p>
       </footer>

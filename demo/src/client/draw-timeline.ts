@@ -1,10 +1,5 @@
 import type { Arrival } from '../mock/server';
-import type { Span } from './timeline-events';
-
-export interface Sample {
-  readonly t: number;
-  readonly level: number;
-}
+import type { Sample, Span } from './timeline-events';
 
 /** Everything one frame of the timeline shows; times are `performance.now()` ms. */
 export interface TimelineFrame {
@@ -13,7 +8,6 @@ export interface TimelineFrame {
   readonly capacity: number;
   readonly samples: readonly Sample[];
   readonly arrivals: readonly Arrival[];
-  readonly waits: readonly Span[];
   readonly blocks: readonly Span[];
   readonly denials: readonly number[];
 }
@@ -31,7 +25,6 @@ export interface Palette {
 }
 
 const PAD = { left: 64, right: 14, top: 14, bottom: 24 } as const;
-const WAIT_ROWS = 14;
 
 /** Draws the level curve over the last `windowMs`, and each request's marks below it. */
 export function drawTimeline(
@@ -115,17 +108,37 @@ export function drawTimeline(
   ctx.fillText('queued', left - 8, (queue.top + queue.bottom) / 2);
   ctx.fillText('server', left - 8, (server.top + server.bottom) / 2);
 
-  // Queue waits: a waterfall, one line per request from when it was fired to when it left.
-  ctx.lineWidth = 1.5;
-  const rowHeight = (queue.bottom - queue.top) / WAIT_ROWS;
-  frame.waits.forEach((span, index) => {
-    if (span.to < now - windowMs) return;
-    const row = queue.top + rowHeight * (index % WAIT_ROWS) + rowHeight / 2;
-    ctx.strokeStyle = withAlpha(colors.queued, 0.85);
-    line(ctx, Math.max(left, x(span.from)), row, x(span.to), row);
-    ctx.fillStyle = colors.queued;
-    ctx.fillRect(x(span.to) - 1.5, row - 1.5, 3, 3);
-  });
+  // Requests waiting: a step area, scaled to the most that waited in view, its peak labelled.
+  const inView = points.filter((sample) => sample.t >= now - windowMs);
+  const peak = inView.reduce((most, sample) => Math.max(most, sample.queued), 0);
+  if (peak > 0) {
+    const qy = (queued: number) => queue.bottom - (queued / peak) * (queue.bottom - queue.top);
+    ctx.beginPath();
+    ctx.moveTo(Math.max(left, x((points[0] as Sample).t)), queue.bottom);
+    let previous = 0;
+    for (const sample of points) {
+      const px = Math.max(left, x(sample.t));
+      ctx.lineTo(px, qy(previous));
+      ctx.lineTo(px, qy(sample.queued));
+      previous = sample.queued;
+    }
+    ctx.lineTo(right, qy(previous));
+    ctx.lineTo(right, queue.bottom);
+    ctx.closePath();
+    ctx.fillStyle = withAlpha(colors.queued, 0.35);
+    ctx.fill();
+    ctx.strokeStyle = colors.queued;
+    ctx.lineWidth = 1.5;
+    ctx.stroke();
+    const top = inView.find((sample) => sample.queued === peak) as Sample;
+    ctx.fillStyle = colors.ink;
+    ctx.textAlign = 'left';
+    ctx.fillText(
+      `${peak} waiting`,
+      Math.min(right - 70, Math.max(left, x(top.t)) + 4),
+      queue.top + 6,
+    );
+  }
   // Local denials (reject mode): a cross.
   ctx.strokeStyle = colors.denied;
   ctx.lineWidth = 1.5;

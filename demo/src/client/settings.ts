@@ -1,5 +1,5 @@
 import { type Algorithm, createPacedFetch, type PacedFetch, type PacerMode } from 'fetch-pacer';
-import type { ServerLimits } from '../mock/server';
+import type { Counting, Dialect, ServerConfig } from '../mock/server';
 
 /** What the controls set. */
 export interface Settings {
@@ -13,6 +13,10 @@ export interface Settings {
   readonly concurrency: number;
   /** The server allows half of what the client thinks. */
   readonly stricterServer: boolean;
+  /** How the mock server counts. */
+  readonly counting: Counting;
+  /** What the mock server says in its headers. */
+  readonly dialect: Dialect;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -22,6 +26,8 @@ export const DEFAULT_SETTINGS: Settings = {
   mode: 'queue',
   concurrency: Number.POSITIVE_INFINITY,
   stricterServer: false,
+  counting: 'sliding-log',
+  dialect: 'ietf',
 };
 
 export const ALGORITHMS: readonly { readonly value: Algorithm; readonly label: string }[] = [
@@ -52,11 +58,31 @@ export function createClient(settings: Settings): PacedFetch {
   });
 }
 
-/** The server enforces what the client assumes, or half of it when stricter. */
-export function serverLimitsOf(settings: Settings): ServerLimits {
-  const capacity = capacityOf(settings);
-  if (!settings.stricterServer) return { rate: settings.rate, burst: capacity };
-  return { rate: Math.max(1, settings.rate / 2), burst: Math.max(1, Math.floor(capacity / 2)) };
+export const COUNTINGS: readonly { readonly value: Counting; readonly label: string }[] = [
+  { value: 'sliding-log', label: 'Sliding log' },
+  { value: 'fixed-window', label: 'Fixed window' },
+  { value: 'gcra', label: 'Leaky bucket (GCRA)' },
+];
+
+export const DIALECTS: readonly { readonly value: Dialect; readonly label: string }[] = [
+  { value: 'ietf', label: 'IETF RateLimit' },
+  { value: 'x-ratelimit', label: 'X-RateLimit-*' },
+  { value: 'retry-after', label: 'Only Retry-After' },
+  { value: 'none', label: 'Nothing' },
+];
+
+/**
+ * The server publishes the client's rate per second (half when stricter), the limit the client
+ * was configured to; how it counts it is its own. A leaky bucket lets bursts of half the rate
+ * through (nginx `limit_req rate=10r/s burst=5 nodelay`), not the client's full burst.
+ */
+export function serverConfigOf(settings: Settings): ServerConfig {
+  const rate = settings.stricterServer ? Math.max(1, Math.floor(settings.rate / 2)) : settings.rate;
+  return {
+    counting: settings.counting,
+    dialect: settings.dialect,
+    limits: { rate, burst: Math.max(1, Math.floor(rate / 2)) },
+  };
 }
 
 /** The key the paced fetch uses for the demo's API: its origin. */

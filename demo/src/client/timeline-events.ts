@@ -1,17 +1,24 @@
 /**
- * What the client saw, for the timeline: how long each paced request waited in the queue,
- * when the server blocked the key, and local denials (reject mode). Times are
- * `performance.now()`, the pacer's clock. Kept for a minute; read by the canvas each frame.
+ * What the client saw, for the timeline and its table: the bucket's level and the requests
+ * waiting, sampled while they move; when the server blocked the key; local denials (reject
+ * mode). Times are `performance.now()`, the pacer's clock. Kept for a minute.
  */
 export interface Span {
   readonly from: number;
   to: number;
 }
 
+export interface Sample {
+  readonly t: number;
+  readonly level: number;
+  /** Requests of the key waiting in the pacer. */
+  readonly queued: number;
+}
+
 const KEEP_MS = 60_000;
 
 export const clientEvents = {
-  waits: [] as Span[],
+  samples: [] as Sample[],
   blocks: [] as Span[],
   denials: [] as number[],
   /** When something was last added: the timeline animates while recent things scroll. */
@@ -31,15 +38,25 @@ function changed(): void {
   const now = performance.now();
   clientEvents.lastChange = now;
   const since = now - KEEP_MS;
-  clientEvents.waits = clientEvents.waits.filter((span) => span.to >= since);
   clientEvents.blocks = clientEvents.blocks.filter((span) => span.to >= since);
   clientEvents.denials = clientEvents.denials.filter((at) => at >= since);
   for (const listener of [...listeners]) listener();
 }
 
-export function recordQueueWait(from: number, to: number): void {
-  clientEvents.waits.push({ from, to });
-  changed();
+/** A sample of the key; one that repeats the previous one only moves it forward. */
+export function recordSample(sample: Sample): void {
+  const { samples } = clientEvents;
+  const last = samples[samples.length - 1];
+  const before = samples[samples.length - 2];
+  // Three equal samples in a row: the middle one says nothing the ends do not.
+  if (last !== undefined && before !== undefined && sameAs(last, sample) && sameAs(before, last)) {
+    samples[samples.length - 1] = sample;
+  } else samples.push(sample);
+  while (samples.length > 2 && (samples[1] as Sample).t < sample.t - KEEP_MS) samples.shift();
+}
+
+function sameAs(a: Sample, b: Sample): boolean {
+  return a.level === b.level && a.queued === b.queued;
 }
 
 export function recordDenial(at: number): void {

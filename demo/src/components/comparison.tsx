@@ -1,12 +1,13 @@
 import { memo } from 'react';
 import { type Burst, bursts, isDone, type LaneProgress } from '../client/bursts';
 import { useStore } from '../lib/store';
+import { COUNTINGS, DIALECTS } from '../client/settings';
 import { type Lane, type LaneCounts, serverState } from '../mock/server';
 import { DotLegend, PacedDot, PlainDot } from './dots';
 
 const LANE_TEXT: Readonly<Record<Lane, { readonly title: string; readonly subtitle: string }>> = {
-  unpaced: { title: 'Plain fetch', subtitle: 'Every request at once, no retries' },
-  paced: { title: 'With fetch-pacer', subtitle: 'Queued, sent as the limit allows' },
+  unpaced: { title: 'Plain fetch', subtitle: 'All at once, no retries' },
+  paced: { title: 'fetch-pacer', subtitle: 'Queued, sent as the limit allows, 429s retried' },
 };
 
 const ZERO: LaneCounts = { sent: 0, ok: 0, refused: 0 };
@@ -36,7 +37,7 @@ function LaneView({
       </div>
       <p className={`big-number ${counts.refused > 0 ? 'bad' : 'good'}`}>
         <span data-testid={`${lane}-429`}>{counts.refused}</span>
-        <small>× 429 Too Many Requests</small>
+        <small>× 429 from the server</small>
       </p>
       <dl className="lane-stats">
         <div>
@@ -47,7 +48,7 @@ function LaneView({
         </div>
         <div>
           <dt>Sent</dt>
-          <dd>{counts.sent}</dd>
+          <dd data-testid={`${lane}-sent`}>{counts.sent}</dd>
         </div>
         <div>
           <dt>{done ? 'Finished in' : 'Settled'}</dt>
@@ -58,7 +59,11 @@ function LaneView({
           </dd>
         </div>
       </dl>
-      <DotGrid burst={burst} lane={lane} label={`${burst.size} requests, ${title}`} />
+      <DotGrid
+        burst={burst}
+        lane={lane}
+        label={`${burst.size} requests, ${title}, one dot each (the counts above say how they went)`}
+      />
     </div>
   );
 }
@@ -117,21 +122,26 @@ function BurstView({ burst, latest }: { burst: Burst; latest: boolean }) {
 /** The same burst, sent with plain fetch and through the pacer, side by side. */
 export function Comparison() {
   const { list } = useStore(bursts);
-  const { limits } = useStore(serverState);
+  const { config } = useStore(serverState);
   const latest = list[list.length - 1];
+  const counting = COUNTINGS.find((c) => c.value === config.counting)?.label ?? config.counting;
+  const dialect = DIALECTS.find((d) => d.value === config.dialect)?.label ?? config.dialect;
+  const bursty = config.counting === 'gcra' ? `, bursts of ${config.limits.burst}` : '';
   return (
     <section className="card comparison" aria-labelledby="comparison-title">
       <header className="card-head">
         <h2 id="comparison-title">
-          {latest === undefined ? 'Paced vs unpaced' : `The last burst: ${latest.size} requests`}
+          {latest === undefined ? 'This burst' : `This burst: ${latest.size} requests`}
         </h2>
-        <p className="muted">
-          Same burst, same server: it accepts {limits.rate} requests a second, {limits.burst} at
-          once.
+        <p className="muted server-line">
+          Same server for both: {counting.toLowerCase()}, {config.limits.rate} / s{bursty}; headers:{' '}
+          {dialect}.
         </p>
       </header>
       {latest === undefined && (
-        <p className="empty">Fire a burst: each dot will be one request, coloured as it goes.</p>
+        <p className="empty">
+          Fire a burst: each dot is one request, shaped and coloured by how it went.
+        </p>
       )}
       {list.map((burst) => (
         <BurstView key={burst.id} burst={burst} latest={burst === latest} />

@@ -1,6 +1,6 @@
 import type { Algorithm, PacerMode } from 'fetch-pacer';
 import { useId } from 'react';
-import { ALGORITHMS, hasBurst, type Settings, serverLimitsOf } from '../client/settings';
+import { ALGORITHMS, hasBurst, type Settings, serverConfigOf } from '../client/settings';
 
 const UNBOUNDED = 11;
 
@@ -50,7 +50,7 @@ export function Controls({
 }) {
   const set = (patch: Partial<Settings>) => onChange({ ...settings, ...patch });
   const burstable = hasBurst(settings.algorithm);
-  const server = serverLimitsOf(settings);
+  const server = serverConfigOf(settings).limits;
   const concurrency = Number.isFinite(settings.concurrency) ? settings.concurrency : UNBOUNDED;
   const algorithmId = useId();
   return (
@@ -129,11 +129,16 @@ export function Controls({
         Stricter than the client
       </label>
       <p className="hint">
-        The server accepts <strong>{server.rate} / s</strong>, <strong>{server.burst}</strong> at
-        once.{' '}
+        The server publishes <strong>{server.rate} / s</strong>
+        {settings.counting === 'gcra' ? (
+          <>
+            , bursts of <strong>{server.burst}</strong>
+          </>
+        ) : null}
+        .{' '}
         {settings.stricterServer
-          ? 'Now it answers 429 with Retry-After: watch the pacer block the key and retry.'
-          : 'The same as the client: paced requests never meet a 429.'}
+          ? 'Half of what the client was told: the pacer has to learn it from the answers.'
+          : 'What the client was configured to; how it counts is picked above.'}
       </p>
     </form>
   );

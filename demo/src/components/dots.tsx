@@ -2,7 +2,7 @@ import { isPacerDisposedError, isRateLimitError } from 'fetch-pacer';
 import { type FetchStatus, isHttpError, useRateLimitedFetch } from 'fetch-pacer/react';
 import { useEffect, useRef, useState } from 'react';
 import { type Burst, type Outcome, recordWait, settle } from '../client/bursts';
-import { recordDenial, recordQueueWait } from '../client/timeline-events';
+import { recordDenial } from '../client/timeline-events';
 import type { Lane } from '../mock/server';
 import { DOT_LABELS, type DotState } from './dot-state';
 
@@ -51,14 +51,12 @@ export function PacedDot({ burst, index }: { burst: Burst; index: number }) {
   });
   const state = outcomeOf(status, error);
   useSettle(burst, 'paced', state);
-  // How long it waited for its permit, for the mean wait and the timeline.
+  // How long it waited for its permit, for the mean wait.
   const started = useRef(false);
   useEffect(() => {
     if (started.current || (state !== 'loading' && state !== 'ok')) return;
     started.current = true;
-    const now = performance.now();
-    recordWait(now - burst.firedAt);
-    if (now - burst.firedAt > 30) recordQueueWait(burst.firedAt, now);
+    recordWait(performance.now() - burst.firedAt);
   }, [state, burst]);
   return <Dot state={state} index={index} />;
 }

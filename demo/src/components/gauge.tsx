@@ -1,3 +1,4 @@
+import type { KeyInspection } from 'fetch-pacer';
 import { useBucketLevel } from 'fetch-pacer/react';
 import { API_KEY } from '../client/settings';
 import { useNow } from '../lib/hooks';
@@ -18,39 +19,111 @@ function arc(fraction: number): string {
   return `M ${point(start)} A ${RADIUS} ${RADIUS} 0 ${large} 1 ${point(end)}`;
 }
 
+type LearnedPolicy = NonNullable<KeyInspection['learned']>;
+
+function perSecond(policy: { readonly limit: number; readonly windowMs: number }): string {
+  const rate = (policy.limit * 1000) / policy.windowMs;
+  return Number.isInteger(rate) ? String(rate) : rate.toFixed(1);
+}
+
+function window(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
+}
+
+/** The learned policy, in words: what it is and where it came from. */
+export function describeLearned(learned: LearnedPolicy | undefined): string {
+  if (learned === undefined) return 'nothing yet';
+  switch (learned.source) {
+    case 'server':
+      return `${learned.limit} per ${window(learned.windowMs)}, from the server’s RateLimit-Policy`;
+    case 'rate':
+      return `${perSecond(learned)} / s, cut on refusals (AIMD)`;
+    case 'client':
+      return `1 per ${window(learned.windowMs)} while it waits for a first answer (probe)`;
+  }
+}
+
+/** Is the learned policy slower than the client's own rate (so it is why requests wait)? */
+function learnedBinds(learned: LearnedPolicy | undefined, rate: number): boolean {
+  return learned !== undefined && (learned.limit * 1000) / learned.windowMs <= rate;
+}
+
+/** Why requests wait, or what the next one gets: the gauge's caption. */
+export function whyOf(inspection: KeyInspection, rate: number, now: number): string {
+  const { level, capacity, queued, blockedUntil, nextStartAt, learned } = inspection;
+  const waiting = `${queued} waiting`;
+  if (blockedUntil !== undefined) {
+    const left = (Math.max(0, blockedUntil - now) / 1000).toFixed(1);
+    return queued > 0
+      ? `${waiting}: the server blocked the key for ${left} s more`
+      : `The server blocked the key for ${left} s more`;
+  }
+  if (queued > 0) {
+    const next =
+      nextStartAt === undefined
+        ? ''
+        : `, next in ${(Math.max(0, nextStartAt - now) / 1000).toFixed(1)} s`;
+    if (learnedBinds(learned, rate)) {
+      return `${waiting} for the learned ${describeShort(learned as LearnedPolicy)}${next}`;
+    }
+    return `${waiting} for the local rate, ${rate} / s${next}`;
+  }
+  if (level < capacity) return `Refilling at ${rate} per second; nothing waits`;
+  return 'Full: the next requests go at once';
+}
+
+function describeShort(learned: LearnedPolicy): string {
+  return learned.source === 'rate'
+    ? `rate, ${perSecond(learned)} / s`
+    : `policy, ${learned.limit} per ${window(learned.windowMs)}`;
+}
+
 /**
- * The bucket of the demo's API key, live: drains as requests start, refills at the rate. The
- * pacer comes from `<PacerProvider>`.
+ * The bucket of the demo's API key, live: drains as requests start, refills at the rate, and
+ * says why requests wait (a server block, a learned policy, the local rate). The pacer comes
+ * from `<PacerProvider>`.
  */
 export function Gauge({ rate }: { rate: number }) {
-  const { level, capacity, queued, blockedUntil } = useBucketLevel(undefined, API_KEY);
-  const now = useNow(blockedUntil !== undefined);
+  const inspection = useBucketLevel(undefined, API_KEY);
+  const { level, capacity, queued, blockedUntil, learned } = inspection;
+  const now = useNow(blockedUntil !== undefined || queued > 0, 200);
   const fraction = capacity > 0 ? level / capacity : 0;
-  const tone = blockedUntil !== undefined ? 'blocked' : fraction < 0.2 ? 'low' : 'ok';
-  let status: string;
-  if (blockedUntil !== undefined) {
-    const left = Math.max(0, blockedUntil - now) / 1000;
-    status = `Server says wait: ${left.toFixed(1)} s`;
-  } else if (queued > 0) status = `${queued} waiting for a permit`;
-  else if (level < capacity) status = `Refilling at ${rate} per second`;
-  else status = 'Full: the next requests go at once';
+  const blocked = blockedUntil !== undefined;
+  const tone = blocked ? 'blocked' : fraction < 0.2 ? 'low' : 'ok';
+  // While the server blocks the key its permits do not count: the dial shows the block instead.
+  const value = blocked
+    ? `${(Math.max(0, blockedUntil - now) / 1000).toFixed(1)} s`
+    : level.toFixed(1);
+  const unit = blocked ? 'server block' : `of ${capacity} permits`;
   return (
-    <figure className={`gauge gauge-${tone}`}>
-      <svg
-        viewBox="0 0 200 178"
-        role="img"
-        aria-label={`${level.toFixed(1)} of ${capacity} permits`}
-      >
-        <path className="gauge-track" d={arc(1)} />
-        {fraction > 0.001 && <path className="gauge-fill" d={arc(fraction)} />}
-        <text x="100" y="100" className="gauge-value">
-          {level.toFixed(1)}
-        </text>
-        <text x="100" y="126" className="gauge-unit">
-          of {capacity} permits
-        </text>
-      </svg>
-      <figcaption data-testid="gauge-status">{status}</figcaption>
-    </figure>
+    <div className={`gauge gauge-${tone}`}>
+      <figure>
+        <svg
+          viewBox="0 0 200 178"
+          role="img"
+          aria-label={
+            blocked
+              ? `Blocked by the server, ${value} more`
+              : `${Math.floor(level)} of ${capacity} permits now`
+          }
+        >
+          <path className="gauge-track" d={arc(1)} />
+          {fraction > 0.001 && <path className="gauge-fill" d={arc(fraction)} />}
+          <text x="100" y="96" className="gauge-value">
+            {value}
+          </text>
+          <text x="100" y="122" className="gauge-unit">
+            {unit}
+          </text>
+          <text x="100" y="150" className="gauge-queued" data-testid="gauge-queued">
+            {queued > 0 ? `${queued} waiting` : ''}
+          </text>
+        </svg>
+        <figcaption data-testid="gauge-status">{whyOf(inspection, rate, now)}</figcaption>
+      </figure>
+      <p className="learned" data-testid="learned">
+        <span className="badge">Learned</span> {describeLearned(learned)}
+      </p>
+    </div>
   );
 }

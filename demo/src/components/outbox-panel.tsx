@@ -12,7 +12,14 @@
 import type { PacedFetch } from 'fetch-pacer';
 import type { Outbox, OutboxEntry } from 'fetch-pacer/offline';
 import { useBucketLevel, useOutbox } from 'fetch-pacer/react';
-import { useEffect, useState } from 'react';
+import { useEffect, useState, useSyncExternalStore } from 'react';
+
+/** A network the visitor can switch off in the page (the outbox's `network` option too). */
+export interface NetworkSwitch {
+  isOnline(): boolean;
+  setOnline(online: boolean): void;
+  subscribe(listener: () => void): () => void;
+}
 
 export interface OutboxPanelProps {
   readonly outbox: Outbox;
@@ -20,6 +27,8 @@ export interface OutboxPanelProps {
   readonly pacedFetch?: PacedFetch;
   /** Where the queued writes go (POST, JSON body). @default '/api/notes' */
   readonly endpoint?: string;
+  /** The outbox's network, to switch it off from the panel (else: DevTools' offline). */
+  readonly network?: NetworkSwitch;
 }
 
 /** Refreshes the entry list whenever the outbox's state changes. */
@@ -51,6 +60,24 @@ function Bucket({ pacedFetch, bucketKey }: { pacedFetch: PacedFetch; bucketKey: 
   );
 }
 
+function OfflineSwitch({ network }: { network: NetworkSwitch }) {
+  const online = useSyncExternalStore(network.subscribe, network.isOnline, network.isOnline);
+  return (
+    <label className="switch">
+      <input
+        type="checkbox"
+        role="switch"
+        aria-checked={!online}
+        checked={!online}
+        onChange={(event) => network.setOnline(!event.currentTarget.checked)}
+        data-testid="offline-switch"
+      />
+      <span className="switch-track" aria-hidden="true" />
+      Offline (this panel&apos;s network)
+    </label>
+  );
+}
+
 function Countdown({ at }: { at: number }) {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
@@ -60,7 +87,12 @@ function Countdown({ at }: { at: number }) {
   return <>{Math.max(0, Math.ceil((at - now) / 1000))} s</>;
 }
 
-export function OutboxPanel({ outbox, pacedFetch, endpoint = '/api/notes' }: OutboxPanelProps) {
+export function OutboxPanel({
+  outbox,
+  pacedFetch,
+  endpoint = '/api/notes',
+  network,
+}: OutboxPanelProps) {
   const state = useOutbox(outbox);
   const entries = useEntries(outbox);
   const [count, setCount] = useState(10);
@@ -86,10 +118,14 @@ export function OutboxPanel({ outbox, pacedFetch, endpoint = '/api/notes' }: Out
     <section className="outbox-panel" aria-labelledby="outbox-title">
       <h2 id="outbox-title">Offline outbox</h2>
       <p>
-        Go offline (DevTools → Network → Offline), queue writes, reload the page, go online: the
-        writes survive the reload and drain through the bucket, in order, without a 429.
+        {network === undefined
+          ? 'Go offline (DevTools → Network → Offline)'
+          : 'Switch the panel offline'}
+        , queue writes, reload the page, go online again: the writes survive the reload and drain
+        through the bucket, in order. It starts empty; what you queue stays until it is sent.
       </p>
-      <p role="status">
+      {network === undefined ? null : <OfflineSwitch network={network} />}
+      <p role="status" data-testid="outbox-status">
         <strong>{state.online ? 'Online' : 'Offline'}</strong>
         {state.ready ? '' : ' · reading the store…'}
         {' · '}

@@ -1,11 +1,10 @@
 import type { PacedFetch } from 'fetch-pacer';
 import { useEffect, useRef } from 'react';
-import { drawTimeline, type Palette, type Sample } from '../client/draw-timeline';
+import { drawTimeline, type Palette } from '../client/draw-timeline';
 import { API_KEY } from '../client/settings';
-import { clientEvents, onClientEvent } from '../client/timeline-events';
+import { clientEvents, onClientEvent, recordSample } from '../client/timeline-events';
 import { serverState } from '../mock/server';
-
-const WINDOW_MS = 15_000;
+import { TimelineText, WINDOW_MS } from './timeline-text';
 
 function palette(element: Element): Palette {
   const style = getComputedStyle(element);
@@ -35,18 +34,18 @@ export function Timeline({ client }: { client: PacedFetch }) {
     const ctx = canvas?.getContext('2d');
     if (canvas == null || ctx == null) return;
     const colors = palette(canvas);
-    const samples: Sample[] = [];
     let lastMove = performance.now();
     let frame: number | undefined;
     let size = { width: 0, height: 0 };
 
     const draw = (now: number) => {
-      const { level, capacity } = client.pacer.inspect(API_KEY);
+      const { level, capacity, queued } = client.pacer.inspect(API_KEY);
+      const { samples } = clientEvents;
       const previous = samples[samples.length - 1];
-      if (previous === undefined || previous.level !== level) lastMove = now;
-      samples.push({ t: now, level });
-      while (samples.length > 2 && (samples[1] as Sample).t < now - WINDOW_MS - 1000)
-        samples.shift();
+      if (previous === undefined || previous.level !== level || previous.queued !== queued) {
+        lastMove = now;
+      }
+      recordSample({ t: now, level, queued });
       const { arrivals } = serverState.get();
       drawTimeline(
         ctx,
@@ -58,7 +57,6 @@ export function Timeline({ client }: { client: PacedFetch }) {
           capacity,
           samples,
           arrivals: arrivals.filter((arrival) => arrival.lane === 'paced'),
-          waits: clientEvents.waits,
           blocks: clientEvents.blocks,
           denials: clientEvents.denials,
         },
@@ -112,11 +110,11 @@ export function Timeline({ client }: { client: PacedFetch }) {
           </li>
           <li>
             <i className="swatch swatch-queued" aria-hidden="true" />
-            waiting in the queue
+            requests waiting (scaled to the peak)
           </li>
           <li>
             <i className="swatch swatch-ok" aria-hidden="true" />
-            sent, 200
+            reached the server, 200
           </li>
           <li>
             <i className="swatch swatch-bad" aria-hidden="true" />
@@ -136,8 +134,9 @@ export function Timeline({ client }: { client: PacedFetch }) {
         ref={canvasRef}
         className="timeline-canvas"
         role="img"
-        aria-label="Permits over the last 15 seconds, with each request's wait and response"
+        aria-label="Chart of the last 15 seconds: permits, requests waiting, and the server's answers. Its data follows as text."
       />
+      <TimelineText />
     </section>
   );
 }

@@ -1,12 +1,16 @@
 import { createStore } from '../lib/store';
-import { ServerBucket } from './server-bucket';
+import { COUNTERS, type Counter, type Counting, type ServerLimits } from './counting';
+import { type Dialect, headersOf } from './dialects';
+
+export type { Counting, ServerLimits } from './counting';
+export type { Dialect } from './dialects';
 
 /**
  * The demo's backend, run by an msw Service Worker in this tab (see `handlers.ts`):
  * `GET /api/:lane/items/:id`.
- * Each lane (`paced`, `unpaced`) has its own bucket with the same limits, so the paced client
- * and plain fetch face identical servers. Over the limit it answers 429 with `Retry-After` and
- * the IETF `RateLimit` / `RateLimit-Policy` headers, as a well-behaved API does.
+ * Each lane (`paced`, `unpaced`) has its own counter with the same limits, so the paced client
+ * and plain fetch face identical servers. The visitor picks how it counts (`counting.ts`) and
+ * what it says in its headers (`dialects.ts`); over the limit it answers 429.
  */
 export type Lane = 'paced' | 'unpaced';
 
@@ -26,13 +30,15 @@ export interface LaneCounts {
   readonly refused: number;
 }
 
-export interface ServerLimits {
-  readonly rate: number;
-  readonly burst: number;
+/** What the visitor picked: how the server counts, what it says, and its limit. */
+export interface ServerConfig {
+  readonly counting: Counting;
+  readonly dialect: Dialect;
+  readonly limits: ServerLimits;
 }
 
 export interface ServerState {
-  readonly limits: ServerLimits;
+  readonly config: ServerConfig;
   /** Since the page loaded, per lane. */
   readonly totals: Readonly<Record<Lane, LaneCounts>>;
   /** Per burst id, per lane (the last few bursts). */
@@ -45,23 +51,29 @@ const ZERO: LaneCounts = { sent: 0, ok: 0, refused: 0 };
 const KEEP_BURSTS = 8;
 const KEEP_MS = 60_000;
 
+export const DEFAULT_SERVER: ServerConfig = {
+  counting: 'sliding-log',
+  dialect: 'ietf',
+  limits: { rate: 10, burst: 5 },
+};
+
 export const serverState = createStore<ServerState>({
-  limits: { rate: 10, burst: 10 },
+  config: DEFAULT_SERVER,
   totals: { paced: ZERO, unpaced: ZERO },
   bursts: {},
   arrivals: [],
 });
 
-const buckets: Record<Lane, ServerBucket> = {
-  paced: new ServerBucket(10, 10, 0),
-  unpaced: new ServerBucket(10, 10, 0),
-};
+function countersOf({ counting, limits }: ServerConfig): Record<Lane, Counter> {
+  return { paced: COUNTERS[counting](limits), unpaced: COUNTERS[counting](limits) };
+}
 
-/** Sets the server's limit for both lanes. */
-export function configureServer(limits: ServerLimits): void {
-  const now = performance.now();
-  for (const lane of LANES) buckets[lane].configure(limits.rate, limits.burst, now);
-  serverState.set((state) => ({ ...state, limits }));
+let counters = countersOf(DEFAULT_SERVER);
+
+/** Sets how both lanes count, what they say and their limit; the counts start afresh. */
+export function configureServer(config: ServerConfig): void {
+  counters = countersOf(config);
+  serverState.set((state) => ({ ...state, config }));
 }
 
 function add(counts: LaneCounts | undefined, ok: boolean): LaneCounts {
@@ -104,18 +116,10 @@ export interface Answer {
 
 /** `at`: when the request was sent (see `network.ts`), in `performance.now()` ms. */
 export function answer(lane: Lane, id: string, at: number): Answer {
-  const decision = buckets[lane].take(at);
-  const { rate, burst } = serverState.get().limits;
-  const status = decision.allowed ? 200 : 429;
+  const count = counters[lane].take(at);
+  const { dialect, limits } = serverState.get().config;
+  const status = count.allowed ? 200 : 429;
   record({ at, lane, burst: burstOf(id), status });
-  const headers: Record<string, string> = {
-    'ratelimit-policy': `"api";q=${burst};w=${Math.max(1, Math.round(burst / rate))}`,
-    ratelimit: `"api";r=${decision.remaining}${decision.remaining > 0 ? `;t=${decision.resetS}` : ''}`,
-  };
-  // A 429 says when to come back, in both headers. An accepted request that took the last
-  // token says only "none left": the bucket refills continuously, so there is no whole second
-  // to wait for, and the pacer's own schedule decides when the next request may go.
-  if (!decision.allowed) headers['ratelimit'] = `"api";r=0;t=${decision.retryAfterS}`;
-  if (!decision.allowed) headers['retry-after'] = String(decision.retryAfterS);
-  return { status, headers, retryAfterS: decision.retryAfterS };
+  const headers = headersOf(dialect, count, Math.floor(limits.rate), performance.timeOrigin + at);
+  return { status, headers, retryAfterS: Math.max(1, Math.ceil(count.nextMs / 1000)) };
 }

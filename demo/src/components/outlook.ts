@@ -1,0 +1,62 @@
+import type { Counting, Dialect } from '../mock/server';
+
+/**
+ * What happens today with each server, said plainly next to the picker: what the pacer can
+ * learn from what the server says, and what the first burst costs on the paced side.
+ *
+ * The figures are measured, not hoped for: the paced side's 429s in a first burst of 100 with
+ * the default client (token bucket, 10 / s, bursts of 10) on a fresh page, in Debian Chromium
+ * (test/e2e/demo-servers.e2e.test.ts prints them and holds them to a bound). Every paced call
+ * succeeded in the end (its retries). The learning issue (12) is what brings them to 0.
+ */
+export const FIRST_BURST_429: Readonly<Record<Counting, Readonly<Record<Dialect, number>>>> = {
+  'sliding-log': { ietf: 9, 'x-ratelimit': 20, 'retry-after': 30, none: 23 },
+  'fixed-window': { ietf: 5, 'x-ratelimit': 5, 'retry-after': 19, none: 13 },
+  gcra: { ietf: 88, 'x-ratelimit': 57, 'retry-after': 78, none: 10 },
+};
+
+/** Plain fetch against the same server, in the same runs: all it gets is the burst allowance. */
+const PLAIN_429: Readonly<Record<Counting, number>> = {
+  'sliding-log': 90,
+  'fixed-window': 90,
+  gcra: 95,
+};
+
+export interface Outlook {
+  readonly tone: 'good' | 'gap';
+  readonly headline: string;
+  readonly detail: string;
+}
+
+const LEARNS: Readonly<Record<Dialect, string>> = {
+  ietf: 'It adopts the advertised policy (RateLimit-Policy: 10 per 1 s) as a learned sliding log, but only once the first answers are back: the first 10 go out before any.',
+  'x-ratelimit':
+    'It reads the count (X-RateLimit-Remaining) and waits for the reset once it is 0, but learns no rate from these headers yet.',
+  'retry-after':
+    'It learns no rate: each 429 blocks the key until its Retry-After (whole seconds), then the queue goes again at the client’s own rate.',
+  none: 'A bare 429 says only “too fast”: after 3 of them the pacer halves its rate (AIMD) and grows back slowly.',
+};
+
+const COUNTS: Readonly<Record<Counting, string>> = {
+  'sliding-log':
+    'A sliding log allows 10 in any second; the client’s token bucket sends 10 at once, then one every 100 ms.',
+  'fixed-window':
+    'Fixed windows restart on the wall clock’s second, so the client’s spacing meets each window’s count.',
+  gcra: 'The leaky bucket takes bursts of 5 and no header says so: every burst of 10 the pacer sends loses 5 to 429.',
+};
+
+/** Where a second burst is measured too (test/e2e/demo.e2e.test.ts): the pacer has learned. */
+const LEARNED_BY_SECOND_BURST: readonly string[] = ['sliding-log+ietf'];
+
+export function outlookOf(counting: Counting, dialect: Dialect): Outlook {
+  const paced = FIRST_BURST_429[counting][dialect];
+  const plain = PLAIN_429[counting];
+  const second = LEARNED_BY_SECOND_BURST.includes(`${counting}+${dialect}`)
+    ? ' From the second burst on: 0.'
+    : '';
+  return {
+    tone: second === '' ? 'gap' : 'good',
+    headline: `Today, first burst of 100: about ${paced} × 429 on the paced side (plain fetch: ${plain}).${second}`,
+    detail: `${LEARNS[dialect]} ${COUNTS[counting]}`,
+  };
+}
