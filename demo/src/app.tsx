@@ -144,7 +144,7 @@ export function App({ autoplay }: { autoplay: boolean }) {
 
         <section className="playground" id="playground" aria-labelledby="playground-title">
           <div className="section-head">
-            <h2 id="playground-title">Watch the bucket</h2>
+            <h2 id="playground-title">Tune the client</h2>
             <p className="muted">
               Each request takes a permit; permits come back at the rate of the client&apos;s
               policy. Change the policy, make the server stricter than the client, and fire again.

@@ -14,9 +14,13 @@ import {
 } from './demo-page.js';
 import type { StaticServer } from './static-server.js';
 
-/** `UPDATE_SCREENSHOT=1` (`npm run demo:screenshot`) refreshes the committed screenshots. */
+/**
+ * `UPDATE_SCREENSHOT=1` (`npm run demo:screenshot`) refreshes the committed screenshots in
+ * demo/screenshots/, and the README's picture (demo/screenshot.png, the desktop one).
+ */
 const UPDATE = process.env['UPDATE_SCREENSHOT'] === '1';
 const SCREENSHOTS = resolve(ROOT, 'demo/screenshots');
+const README_SCREENSHOT = resolve(ROOT, 'demo/screenshot.png');
 const RESULTS = resolve(ROOT, 'test-results');
 
 let server: StaticServer;
@@ -71,10 +75,13 @@ async function expectFireButtonsOnOneLine(page: Page): Promise<void> {
   }
 }
 
+/** The first screen as a visitor sees it (test-results/; committed with UPDATE_SCREENSHOT=1). */
 async function screenshot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: resolve(RESULTS, `demo-${name}.png`) });
-  if (UPDATE)
-    await copyFile(resolve(RESULTS, `demo-${name}.png`), resolve(SCREENSHOTS, `${name}.png`));
+  const path = resolve(RESULTS, `demo-${name}.png`);
+  await page.screenshot({ path });
+  if (!UPDATE) return;
+  await copyFile(path, resolve(SCREENSHOTS, `${name}.png`));
+  if (name === 'desktop-1400') await copyFile(path, README_SCREENSHOT);
 }
 
 describe('the demo, built and served, in chromium', () => {

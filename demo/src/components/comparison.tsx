@@ -37,7 +37,9 @@ function LaneView({
       </div>
       <p className={`big-number ${counts.refused > 0 ? 'bad' : 'good'}`}>
         <span data-testid={`${lane}-429`}>{counts.refused}</span>
-        <small>× 429 from the server</small>
+        <small>
+          × 429<span className="wide-only"> from the server</span>
+        </small>
       </p>
       <dl className="lane-stats">
         <div>

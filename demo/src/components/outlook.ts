@@ -29,7 +29,7 @@ export interface Outlook {
 }
 
 const LEARNS: Readonly<Record<Dialect, string>> = {
-  ietf: 'It adopts the advertised policy (RateLimit-Policy: 10 per 1 s) as a learned sliding log, but only once the first answers are back: the first 10 go out before any.',
+  ietf: 'It adopts the advertised policy (RateLimit-Policy: 10 per 1 s) as a learned sliding log.',
   'x-ratelimit':
     'It reads the count (X-RateLimit-Remaining) and waits for the reset once it is 0, but learns no rate from these headers yet.',
   'retry-after':
@@ -39,7 +39,7 @@ const LEARNS: Readonly<Record<Dialect, string>> = {
 
 const COUNTS: Readonly<Record<Counting, string>> = {
   'sliding-log':
-    'A sliding log allows 10 in any second; the client’s token bucket sends 10 at once, then one every 100 ms.',
+    'A sliding log allows 10 in any second, counted as requests arrive, a moment after the pacer sent them: a second after the first 10, the next 10 arrive a hair early and are refused (arrival-safe pacing is issue 12).',
   'fixed-window':
     'Fixed windows restart on the wall clock’s second, so the client’s spacing meets each window’s count.',
   gcra: 'The leaky bucket takes bursts of 5 and no header says so: every burst of 10 the pacer sends loses 5 to 429.',
@@ -55,7 +55,7 @@ export function outlookOf(counting: Counting, dialect: Dialect): Outlook {
     ? ' From the second burst on: 0.'
     : '';
   return {
-    tone: second === '' ? 'gap' : 'good',
+    tone: paced === 0 ? 'good' : 'gap',
     headline: `Today, first burst of 100: about ${paced} × 429 on the paced side (plain fetch: ${plain}).${second}`,
     detail: `${LEARNS[dialect]} ${COUNTS[counting]}`,
   };
