@@ -55,15 +55,16 @@ describe('the demo against each server of the picker', () => {
         const measured = FIRST_BURST_429[counting][dialect];
         // The page says what to expect of this server, with the figure this test holds it to.
         expect(await page.getByTestId('outlook').textContent()).toContain(
-          `about ${measured} × 429`,
+          `up to ${measured} × 429`,
         );
         const numbers = await fireAndSettle(page, 100, 55_000);
         console.info(`e2e server ${countingLabel} + ${dialectLabel}: ${JSON.stringify(numbers)}`);
         expect(numbers.paced429).toBeLessThanOrEqual(boundOf(measured));
         // Refused calls are retried (Retry-After, backoff): hardly one is lost, even here.
         expect(Number.parseInt(numbers.pacedOk, 10)).toBeGreaterThanOrEqual(95);
-        // Plain fetch gets the server's burst allowance and nothing more.
-        expect(numbers.unpaced429).toBeGreaterThan(80);
+        // Plain fetch gets what the server lets through at once and nothing more: at most two
+        // windows' worth (20), when a fixed window's boundary falls inside the burst.
+        expect(numbers.unpaced429).toBeGreaterThanOrEqual(80);
         expect(await axeViolations(page)).toEqual([]);
         expect(errors).toEqual([]);
         await page.close();
