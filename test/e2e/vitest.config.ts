@@ -13,6 +13,10 @@ export default defineConfig({
     include: ['test/e2e/**/*.e2e.test.ts'],
     environment: 'node',
     testTimeout: 60_000,
+    // One browser test file at a time: they measure timing-sensitive things (429s against
+    // counting servers, an outbox draining under a limit), and two at once on a small machine
+    // turn each other's CPU contention into flakes.
+    fileParallelism: false,
     hookTimeout: 120_000,
   },
 });
