@@ -16,11 +16,10 @@ import type { StaticServer } from './static-server.js';
 
 /**
  * `UPDATE_SCREENSHOT=1` (`npm run demo:screenshot`) refreshes the committed screenshots in
- * demo/screenshots/, and the README's picture (demo/screenshot.png, the desktop one).
+ * demo/screenshots/ (the README shows desktop-1400 and phone-390).
  */
 const UPDATE = process.env['UPDATE_SCREENSHOT'] === '1';
 const SCREENSHOTS = resolve(ROOT, 'demo/screenshots');
-const README_SCREENSHOT = resolve(ROOT, 'demo/screenshot.png');
 const RESULTS = resolve(ROOT, 'test-results');
 
 let server: StaticServer;
@@ -81,7 +80,6 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path });
   if (!UPDATE) return;
   await copyFile(path, resolve(SCREENSHOTS, `${name}.png`));
-  if (name === 'desktop-1400') await copyFile(path, README_SCREENSHOT);
 }
 
 describe('the demo, built and served, in chromium', () => {
