@@ -31,10 +31,9 @@ export interface Outlook {
 
 const LEARNS: Readonly<Record<Dialect, string>> = {
   ietf: 'It adopts the advertised policy (RateLimit-Policy: 10 per 1 s) as a learned sliding log.',
-  'x-ratelimit':
-    'It reads the count (X-RateLimit-Remaining) and waits for the reset once it is 0, but learns no rate from these headers yet.',
+  'x-ratelimit': 'It reads the count (X-RateLimit-Remaining) and waits for the reset once it is 0.',
   'retry-after':
-    'It learns no rate: each 429 blocks the key until its Retry-After (whole seconds), then the queue goes again at the client’s own rate.',
+    'Each 429 blocks the key until its Retry-After (whole seconds); only the refusals tell the pacer it went too fast.',
   none: 'A bare 429 says only “too fast”: after 3 of them the pacer halves its rate (AIMD) and grows back slowly.',
 };
 
