@@ -138,12 +138,12 @@ function collect(
     // Nothing moved for the tasks already told: only the new ones hear, and those whose start
     // passed while they wait for something else (a slot, `resume()`) learn it is unknown.
     for (const task of fresh) {
-      if (task.state === 'queued' && task.key === waiting.key) report(task, kept, now, due);
+      if (task.state === 'queued') report(task, kept, waiting, now, due);
     }
-    if (kept.kind === 'projected') {
+    if (kept.kind === 'projected' && waiting.due <= now) {
       for (const task of waiting.line) {
         if (startOf(kept, task) > now) break;
-        if (task.onProgress !== undefined) report(task, kept, now, due);
+        if (task.onProgress !== undefined) report(task, kept, waiting, now, due);
       }
     }
     return true;
@@ -156,7 +156,7 @@ function collect(
     task.position = position;
     if (task.onProgress !== undefined) {
       listening = true;
-      report(task, basis, now, due);
+      report(task, basis, waiting, now, due);
     }
   }
   reports.basis = basis;
@@ -192,17 +192,24 @@ function startOf(basis: Basis & { kind: 'projected' }, task: Task): number {
 }
 
 /** Adds `task`'s report under `basis` if it differs from what the task was last told. */
-function report(task: Task, basis: Basis, now: number, due: [Task, TaskProgress][]): void {
-  const progress = progressOf(task, basis, now);
+function report(
+  task: Task,
+  basis: Basis,
+  waiting: WaitingKey,
+  now: number,
+  due: [Task, TaskProgress][],
+): void {
+  const progress = progressOf(task, basis, waiting, now);
   if (!same(task.reported, progress)) due.push([task, progress]);
 }
 
-function progressOf(task: Task, basis: Basis, now: number): TaskProgress {
+function progressOf(task: Task, basis: Basis, waiting: WaitingKey, now: number): TaskProgress {
   if (basis.kind === 'blocked') return { state: 'blocked', until: basis.until };
   if (basis.kind === 'unknown') return UNKNOWN;
   const startAt = startOf(basis, task);
-  // Due already, yet not started: it waits for a slot, `resume()` or a store's answer.
-  return startAt > now ? { state: 'queued', startAt } : UNKNOWN;
+  // Due already, yet not started: it waits for a slot, `resume()` or a store's answer. Judged
+  // by the head's own due time too: a projection within the noise before it is not overdue.
+  return startAt > now || waiting.due > now ? { state: 'queued', startAt } : UNKNOWN;
 }
 
 const UNKNOWN: TaskProgress = Object.freeze({ state: 'queued', startAt: undefined });
