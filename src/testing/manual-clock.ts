@@ -57,7 +57,7 @@ export class ManualClock {
     if (typeof seed !== 'number' || !Number.isInteger(seed)) fail('seed', 'an integer', seed);
     this.time = start;
     this.jitter = jitter;
-    this.random = mulberry32(seed);
+    this.random = lcg(seed);
   }
 
   /** The current time in ms. Bound, so `clock.now` can be passed around as a ticker. */
@@ -192,15 +192,12 @@ export function settle(): Promise<void> {
   });
 }
 
-/** A small seeded generator (mulberry32): the same seed, the same noise. */
-function mulberry32(seed: number): () => number {
+/** A small seeded generator (an LCG, ample for noise): the same seed, the same noise. */
+function lcg(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state / 4_294_967_296;
   };
 }
 

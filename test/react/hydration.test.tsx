@@ -3,9 +3,12 @@ import { act } from '@testing-library/react';
 import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { afterEach, expect, it, vi } from 'vitest';
+import type { PacedFetch } from '../../src/http/paced-fetch.js';
 import { createPacer, type Pacer } from '../../src/pacer/index.js';
-import { useBucketLevel, usePacerState } from '../../src/react/index.js';
+import { useBucketLevel, usePacerState, useRateLimitedFetch } from '../../src/react/index.js';
 import { createManualClock } from '../../src/testing/index.js';
+import { server } from '../support/msw.js';
+import { API, itemsApi, pacedOnClock, settle } from './support.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -38,5 +41,34 @@ it('hydrates server HTML with no mismatch, then shows the live state', async () 
   expect(recoverable).not.toHaveBeenCalled();
   expect(errors).not.toHaveBeenCalled();
   expect(container.textContent).toBe('2 sent, 3 left');
+  container.remove();
+});
+
+function Row({ api }: { api: PacedFetch }) {
+  const { status, data } = useRateLimitedFetch<{ id: string }>(`${API}/items/7`, { fetch: api });
+  return <p>{status === 'success' ? `item ${data.id}` : status}</p>;
+}
+
+it('renders a request idle on the server and hydrates it with no mismatch, then loads it', async () => {
+  const { api: onServer } = pacedOnClock({ limits: { limit: 5, windowMs: 1000 } });
+  const html = renderToString(<Row api={onServer} />);
+  expect(html).toBe('<p>idle</p>');
+  expect(onServer.pacer.getSnapshot().admitted).toBe(0);
+
+  const backend = itemsApi();
+  server.use(backend.handler);
+  const { api } = pacedOnClock({ limits: { limit: 5, windowMs: 1000 } });
+  const container = document.createElement('div');
+  container.innerHTML = html;
+  document.body.append(container);
+  const errors = vi.spyOn(console, 'error');
+  const recoverable = vi.fn();
+  await act(async () => {
+    hydrateRoot(container, <Row api={api} />, { onRecoverableError: recoverable });
+  });
+  await settle(() => container.textContent === 'item 7');
+  expect(recoverable).not.toHaveBeenCalled();
+  expect(errors).not.toHaveBeenCalled();
+  expect(backend.hits).toHaveLength(1);
   container.remove();
 });
