@@ -1,5 +1,6 @@
 // @vitest-environment jsdom
 import { act } from '@testing-library/react';
+import type { ReactNode } from 'react';
 import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { afterEach, expect, it, vi } from 'vitest';
@@ -14,6 +15,19 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** Hydrates `html` (the server's) with `ui` in a container; what React complained of, if anything. */
+async function hydrate(html: string, ui: ReactNode) {
+  const container = document.createElement('div');
+  container.innerHTML = html;
+  document.body.append(container);
+  const errors = vi.spyOn(console, 'error');
+  const recoverable = vi.fn();
+  await act(async () => {
+    hydrateRoot(container, ui, { onRecoverableError: recoverable });
+  });
+  return { container, errors, recoverable };
+}
+
 function Panel({ pacer }: { pacer: Pacer }) {
   const admitted = usePacerState(pacer, (state) => state.admitted);
   const { level } = useBucketLevel(pacer, 'api');
@@ -22,22 +36,15 @@ function Panel({ pacer }: { pacer: Pacer }) {
 
 it('hydrates server HTML with no mismatch, then shows the live state', async () => {
   const clock = createManualClock();
-  const server = createPacer({ limits: { limit: 5, windowMs: 1000 }, clock });
-  const html = renderToString(<Panel pacer={server} />);
+  const onServer = createPacer({ limits: { limit: 5, windowMs: 1000 }, clock });
+  const html = renderToString(<Panel pacer={onServer} />);
   expect(html).toBe('<p>0 sent, 5 left</p>');
 
   // The browser's pacer has been busy before hydration.
   const client = createPacer({ limits: { limit: 5, windowMs: 1000 }, clock });
   client.tryAcquire('api');
   client.tryAcquire('api');
-  const container = document.createElement('div');
-  container.innerHTML = html;
-  document.body.append(container);
-  const errors = vi.spyOn(console, 'error');
-  const recoverable = vi.fn();
-  await act(async () => {
-    hydrateRoot(container, <Panel pacer={client} />, { onRecoverableError: recoverable });
-  });
+  const { container, errors, recoverable } = await hydrate(html, <Panel pacer={client} />);
   expect(recoverable).not.toHaveBeenCalled();
   expect(errors).not.toHaveBeenCalled();
   expect(container.textContent).toBe('2 sent, 3 left');
@@ -58,14 +65,7 @@ it('renders a request idle on the server and hydrates it with no mismatch, then 
   const backend = itemsApi();
   server.use(backend.handler);
   const { api } = pacedOnClock({ limits: { limit: 5, windowMs: 1000 } });
-  const container = document.createElement('div');
-  container.innerHTML = html;
-  document.body.append(container);
-  const errors = vi.spyOn(console, 'error');
-  const recoverable = vi.fn();
-  await act(async () => {
-    hydrateRoot(container, <Row api={api} />, { onRecoverableError: recoverable });
-  });
+  const { container, errors, recoverable } = await hydrate(html, <Row api={api} />);
   await settle(() => container.textContent === 'item 7');
   expect(recoverable).not.toHaveBeenCalled();
   expect(errors).not.toHaveBeenCalled();
