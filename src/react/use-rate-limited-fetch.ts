@@ -129,7 +129,8 @@ export function useRateLimitedFetch<T>(
     return { store, runner };
   });
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getServerSnapshot);
-  const lifetime = useLifetime();
+  // Unmounting stops everything, a debounced request in flight too.
+  const lifetime = useLifetime(() => runner.stop());
 
   // A new request (by value) or another pacer starts a run; the spec itself is a new object on
   // every render, so the run reads the committed one from `latest`.
@@ -151,14 +152,6 @@ export function useRateLimitedFetch<T>(
       runner.stop();
     };
   }, [runner, request, pacer]);
-
-  // Unmounting stops everything, a debounced request in flight too.
-  useEffect(
-    () => () => {
-      runner.stop();
-    },
-    [runner],
-  );
 
   const refetch = useCallback((): Promise<void> => {
     const current = latest.current.spec;
