@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import { fail } from '../core/validate.js';
+import { assertKnownOptions, fail } from '../core/validate.js';
 import { usePacerSource } from './context.js';
 import { fingerprint, type RequestInput } from './fingerprint.js';
 import { useLifetime } from './lifetime.js';
@@ -38,6 +38,18 @@ export interface UseRateLimitedFetchOptions {
    */
   readonly fetch?: PacerSource | undefined;
 }
+
+const OPTIONS = [
+  'init',
+  'parse',
+  'key',
+  'cost',
+  'priority',
+  'enabled',
+  'keepPreviousData',
+  'debounceMs',
+  'fetch',
+] as const;
 
 /** What `useRateLimitedFetch` returns: the state, and what to do with it. */
 export type RateLimitedFetchResult<T> = RateLimitedFetchState<T> & {
@@ -86,6 +98,7 @@ export function useRateLimitedFetch<T>(
   input: RequestInput | null | undefined,
   options: UseRateLimitedFetchOptions & { readonly parse?: Parse<T> | undefined } = {},
 ): RateLimitedFetchResult<T> {
+  assertKnownOptions('useRateLimitedFetch()', options, OPTIONS);
   const {
     init,
     parse = 'json',

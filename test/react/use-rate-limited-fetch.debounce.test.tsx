@@ -108,7 +108,7 @@ describe('useRateLimitedFetch with debounceMs', () => {
     expect(backend.paths()).toEqual(['/items/a']);
   });
 
-  it('rejects a debounceMs that is not a finite number >= 0, naming it', () => {
+  it('rejects a debounceMs that is not a finite number >= 0, and a misspelt option, naming it', () => {
     const { api } = pacedOnClock({ limits: { limit: 1, windowMs: 1000 } });
     const render = (debounceMs: unknown) => () =>
       renderHook(() =>
@@ -117,5 +117,14 @@ describe('useRateLimitedFetch with debounceMs', () => {
     expect(render(-1)).toThrow(/Expected `debounceMs` to be a finite number >= 0 \(ms\), got `-1`/);
     expect(render(Number.NaN)).toThrow(RangeError);
     expect(render('300')).toThrow(TypeError);
+    const misspelt = () =>
+      renderHook(() =>
+        useRateLimitedFetch(`${API}/items/1`, { fetch: api, debounce: 300 } as {
+          fetch: typeof api;
+        }),
+      );
+    expect(misspelt).toThrow(
+      /Unknown option `debounce` in useRateLimitedFetch\(\): did you mean `debounceMs`\?/,
+    );
   });
 });
