@@ -1,14 +1,14 @@
-import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { assertKnownOptions, fail } from '../core/validate.js';
 import { usePacerSource } from './context.js';
 import { fingerprint, type RequestInput } from './fingerprint.js';
-import { useLifetime } from './lifetime.js';
+import { type Lifetime, useLifetime } from './lifetime.js';
 import { assertParse, type Parse } from './parse.js';
 import { RequestRunner, type RunSpec } from './request-runner.js';
 import { IDLE, type RateLimitedFetchState, viewFor } from './request-state.js';
 import { type Rendered, RequestStore } from './request-store.js';
 import { type PacerSource, pacerOf } from './source.js';
-import { type BoundFetch, usePacedFetch } from './use-paced-fetch.js';
+import { type BoundFetch, BoundFetcher } from './use-paced-fetch.js';
 
 /** Options of `useRateLimitedFetch`, but `parse`. */
 export interface UseRateLimitedFetchOptions {
@@ -123,27 +123,15 @@ export function useRateLimitedFetch<T>(
       : undefined;
 
   // What the last commit rendered: refetch(), the runner's reports and the store use it.
-  const latest = useRef<Rendered & { readonly spec: RunSpec<T> | undefined; debounceMs: number }>({
-    spec,
-    request,
-    pacer,
-    keepPreviousData,
-    debounceMs,
-  });
+  const latest = useRef<Latest<T>>({ spec, source, request, pacer, keepPreviousData, debounceMs });
   useEffect(() => {
-    latest.current = { spec, request, pacer, keepPreviousData, debounceMs };
+    latest.current = { spec, source, request, pacer, keepPreviousData, debounceMs };
   });
-
-  const [{ store, runner }] = useState(() => {
-    const store = new RequestStore<T>(() => latest.current);
-    const runner = new RequestRunner<T>((run, change) => {
-      store.apply(run.request, run.pacer, change, latest.current.keepPreviousData);
-    });
-    return { store, runner };
-  });
+  // Unmounting stops everything, a debounced request in flight and the bound fetch's too.
+  const lifetime = useLifetime(() => hook.unmounted());
+  const [hook] = useState(() => new FetchHook<T>(latest, lifetime));
+  const { store, runner } = hook;
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getServerSnapshot);
-  // Unmounting stops everything, a debounced request in flight too.
-  const lifetime = useLifetime(() => runner.stop());
 
   // A new request (by value) or another pacer starts a run; the spec itself is a new object on
   // every render, so the run reads the committed one from `latest`.
@@ -166,26 +154,52 @@ export function useRateLimitedFetch<T>(
     };
   }, [runner, request, pacer]);
 
-  const refetch = useCallback((): Promise<void> => {
-    const current = latest.current.spec;
-    if (current === undefined || !lifetime.alive()) return Promise.resolve();
-    return runner.start(current);
-  }, [runner, lifetime]);
-
-  const abort = useCallback((): void => {
-    const current = latest.current.spec;
-    if (!runner.stop('The request was aborted.') || current === undefined) return;
-    store.apply(
-      current.request,
-      current.pacer,
-      { kind: 'aborted' },
-      latest.current.keepPreviousData,
-    );
-  }, [runner, store]);
-
-  const boundFetch = usePacedFetch(fetch);
   const view: RateLimitedFetchState<T> = RequestStore.isServer(state)
     ? IDLE
     : viewFor(state, request, pacer, keepPreviousData);
-  return store.track(view, { refetch, abort, fetch: boundFetch });
+  return store.track(view, hook.actions);
+}
+
+/** What the last commit rendered, for everything that runs after it. */
+interface Latest<T> extends Rendered {
+  readonly spec: RunSpec<T> | undefined;
+  readonly source: PacerSource;
+  readonly debounceMs: number;
+}
+
+/**
+ * One hook's lasting parts, made once per component: the store it renders, the runner of its
+ * requests, its bound fetch, and `refetch` and `abort` (stable, so fine in dependency lists).
+ */
+class FetchHook<T> {
+  readonly store: RequestStore<T>;
+  readonly runner: RequestRunner<T>;
+  private readonly bound: BoundFetcher;
+  readonly actions: Pick<RateLimitedFetchResult<T>, 'refetch' | 'abort' | 'fetch'>;
+
+  constructor(latest: { readonly current: Latest<T> }, lifetime: Lifetime) {
+    const store = new RequestStore<T>(() => latest.current);
+    const runner = new RequestRunner<T>((run, change) => {
+      store.apply(run.request, run.pacer, change, latest.current.keepPreviousData);
+    });
+    this.store = store;
+    this.runner = runner;
+    this.bound = new BoundFetcher(() => latest.current.source, lifetime.alive);
+    const refetch = (): Promise<void> => {
+      const current = latest.current.spec;
+      if (current === undefined || !lifetime.alive()) return Promise.resolve();
+      return runner.start(current);
+    };
+    const abort = (): void => {
+      const { spec: current, keepPreviousData } = latest.current;
+      if (!runner.stop('The request was aborted.') || current === undefined) return;
+      store.apply(current.request, current.pacer, { kind: 'aborted' }, keepPreviousData);
+    };
+    this.actions = { refetch, abort, fetch: this.bound.fetch };
+  }
+
+  unmounted(): void {
+    this.runner.stop();
+    this.bound.unmounted();
+  }
 }
