@@ -13,6 +13,7 @@ import { runBundle } from './workloads/bundle.mjs';
 import { runDecision } from './workloads/decision.mjs';
 import { runManyKeys } from './workloads/many-keys.mjs';
 import { runPacing } from './workloads/pacing.mjs';
+import { runReact } from './workloads/react.mjs';
 import { runScheduling } from './workloads/scheduling.mjs';
 
 const { values } = parseArgs({
@@ -30,6 +31,7 @@ const WORKLOADS = {
   'many-keys': () =>
     runManyKeys(quick ? { sizes: [10_000], libraries: ['fetch-pacer', 'limiter'] } : {}),
   bundle: () => runBundle(),
+  react: () => runReact(quick ? { sizes: [200], runs: 1 } : {}),
 };
 
 for (const signal of ['SIGINT', 'SIGTERM']) {

@@ -35,6 +35,11 @@ export class Line<T extends LineNode> {
     return this.buckets[0]?.head as T | undefined;
   }
 
+  /** The task that goes last. */
+  get tail(): T | undefined {
+    return this.buckets.at(-1)?.tail as T | undefined;
+  }
+
   /** Appends `node` to its priority, or with `front` puts it before every task of that priority. */
   push(node: T, front = false): void {
     const bucket = this.bucketFor(node.priority);

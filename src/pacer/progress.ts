@@ -1,11 +1,8 @@
-import { wholeMs } from '../core/decision.js';
 import type { Task, WaitingKey } from './task.js';
 import type { TaskProgress } from './types.js';
 
 /** What the reports need to know of a key at the moment they are computed. */
 export interface KeyState {
-  /** Ticker time now. */
-  readonly now: number;
   /** Ticker time the server's block on the key ends, if one holds. */
   readonly blockedUntil: number | undefined;
   /** Permits per ms of the key's tightest policy (how fast a backlog drains). */
@@ -15,21 +12,49 @@ export interface KeyState {
 }
 
 /**
+ * A projected start that moved by less than this is not reported again. It is far above the
+ * float error of an exact projection and covers the whole-ms waits of the window algorithms
+ * (their due time is `now` plus a rounded-up wait, so it wanders within 1 ms of the truth).
+ */
+export const PROJECTION_NOISE_MS = 1;
+
+/**
+ * What every report of a key follows from. With `projected`, a task's start is
+ * `anchor + position / ratePerMs`: the head's due time minus the time its own position takes.
+ */
+type Basis =
+  | { readonly kind: 'blocked'; readonly until: number }
+  | { readonly kind: 'unknown' }
+  | { readonly kind: 'projected'; readonly anchor: number; readonly ratePerMs: number };
+
+/** A key with listening tasks: what its reports were last computed from. */
+interface KeyReports {
+  basis: Basis | undefined;
+  /** `WaitingKey.reorders` when positions were last renumbered. */
+  reorders: number;
+  /** Listening tasks queued since the last look, not told anything yet. */
+  fresh: Task[];
+}
+
+/**
  * Tells tasks with an `onProgress` listener where they stand. The scheduler calls `refresh` at
  * the end of every flush while such tasks wait: each event that could move them (a task queued,
  * started or aborted ahead, a server block set or ended, a re-timed key) ends in a flush, so no
  * change is missed, and a report is made only when its value changed. Keys without listeners
- * cost nothing: only keys that got one are walked.
+ * cost nothing: only keys that got one are looked at.
  *
  * The projected start of a task is its key's due time (when the head gets its permits) plus
- * the time the permits of the tasks between the head and it take at the key's rate: exact for a
- * token bucket or GCRA with a steady backlog, an estimate for the window algorithms and after a
- * block (credit saved up during a block lets the line start sooner). It is computed from the
- * due time, never from "now + wait", so it does not jitter as time passes.
+ * the time the permits between the head and it take at the key's rate: exact for a token bucket
+ * or GCRA with a steady backlog, an estimate for the window algorithms and after a block. Every
+ * task's start follows from one number per key, the anchor (the head's due time less its own
+ * position at the key's rate), and the task's position in permits since the line began. When
+ * the head starts on time, the next head is due exactly as projected, so the anchor stays and
+ * nothing is done for the tasks behind: a start costs O(1), not O(queue). Only a real change
+ * (a block, a new rate, a task joining or leaving in the middle, a late start that the bucket
+ * could not absorb) walks the line and tells the tasks whose start moved.
  */
 export class ProgressReports {
-  /** Keys that had a listening task queued at the last look. */
-  private readonly keys = new Set<string>();
+  private readonly keys = new Map<string, KeyReports>();
   private refreshing = false;
   private again = false;
 
@@ -37,20 +62,27 @@ export class ProgressReports {
     return this.keys.size > 0;
   }
 
-  /** A task with a listener was queued under `key`. */
-  track(key: string): void {
-    this.keys.add(key);
+  /** A task with a listener was queued (its first report comes with the next `refresh`). */
+  track(task: Task): void {
+    let reports = this.keys.get(task.key);
+    if (reports === undefined) {
+      reports = { basis: undefined, reorders: -1, fresh: [] };
+      this.keys.set(task.key, reports);
+    }
+    reports.fresh.push(task);
   }
 
   /**
    * Reports to every listening task whose progress changed. `lookup` gives a key's waiting
-   * state (undefined when nothing waits) and `stateOf` what is known of the key now.
-   * Listeners may schedule or abort synchronously: their flush asks for another round, run
-   * here once the current one is over instead of nesting.
+   * state (undefined when nothing waits), `stateOf` what is known of the key, `now` the one
+   * time all of this flush's reports are judged at. Listeners may schedule or abort
+   * synchronously: their flush asks for another round, run here once the current one is over
+   * instead of nesting.
    */
   refresh(
     lookup: (key: string) => WaitingKey | undefined,
     stateOf: (key: string) => KeyState,
+    now: number,
   ): void {
     if (this.refreshing) {
       this.again = true;
@@ -62,9 +94,11 @@ export class ProgressReports {
         this.again = false;
         // Collected first, told after: a listener that aborts a task must not cut the walk short.
         const due: [Task, TaskProgress][] = [];
-        for (const key of this.keys) {
+        for (const [key, reports] of this.keys) {
           const waiting = lookup(key);
-          if (waiting === undefined || !collect(waiting, stateOf(key), due)) this.keys.delete(key);
+          if (waiting === undefined || !collect(waiting, reports, stateOf(key), now, due)) {
+            this.keys.delete(key);
+          }
         }
         for (const [task, progress] of due) {
           if (task.state === 'queued') tell(task, progress);
@@ -83,44 +117,111 @@ export function reportStarted(listener: ((progress: TaskProgress) => void) | und
 
 const STARTED: TaskProgress = Object.freeze({ state: 'started' });
 
-/** Adds the changed reports of a key's listening tasks; false when none of them listens. */
-function collect(waiting: WaitingKey, state: KeyState, due: [Task, TaskProgress][]): boolean {
+/**
+ * Adds the changed reports of a key's listening tasks; false when none of them listens (the key
+ * is forgotten until one does again).
+ */
+function collect(
+  waiting: WaitingKey,
+  reports: KeyReports,
+  state: KeyState,
+  now: number,
+  due: [Task, TaskProgress][],
+): boolean {
   const head = waiting.line.head;
   if (head === undefined) return false;
+  const basis = basisOf(waiting, head, state);
+  const fresh = reports.fresh;
+  reports.fresh = [];
+  const kept = reports.basis;
+  if (kept !== undefined && reports.reorders === waiting.reorders && close(kept, basis)) {
+    // Nothing moved for the tasks already told: only the new ones hear, and those whose start
+    // passed while they wait for something else (a slot, `resume()`) learn it is unknown.
+    for (const task of fresh) {
+      if (task.state === 'queued') report(task, kept, waiting, now, due);
+    }
+    if (kept.kind === 'projected' && waiting.due <= now) {
+      for (const task of waiting.line) {
+        if (startOf(kept, task) > now) break;
+        if (task.onProgress !== undefined) report(task, kept, waiting, now, due);
+      }
+    }
+    return true;
+  }
+  // Renumber while walking: a task that joined or left in the middle moved those behind it.
   let listening = false;
-  let ahead = 0;
+  let position = waiting.taken;
   for (const task of waiting.line) {
+    position += task.cost;
+    task.position = position;
     if (task.onProgress !== undefined) {
       listening = true;
-      const progress = progressOf(waiting, task, ahead - head.cost, state);
-      if (!same(task.reported, progress)) due.push([task, progress]);
+      report(task, basis, waiting, now, due);
     }
-    ahead += task.cost;
   }
+  reports.basis = basis;
+  reports.reorders = waiting.reorders;
   return listening;
 }
 
-/** Where `task` stands, `between` permits of other tasks between the key's head and it. */
-function progressOf(
-  waiting: WaitingKey,
+/** What the reports of `waiting` follow from now. */
+function basisOf(waiting: WaitingKey, head: Task, state: KeyState): Basis {
+  if (state.blockedUntil !== undefined) return { kind: 'blocked', until: state.blockedUntil };
+  if (state.rejectMode || !Number.isFinite(waiting.due)) return UNKNOWN_BASIS;
+  // The head's position is always `taken` plus its own cost, renumbered or not.
+  const anchor = waiting.due - (waiting.taken + head.cost) / state.ratePerMs;
+  return { kind: 'projected', anchor, ratePerMs: state.ratePerMs };
+}
+
+const UNKNOWN_BASIS: Basis = Object.freeze({ kind: 'unknown' });
+
+/** Whether two bases give the same reports, clock noise aside. */
+function close(a: Basis, b: Basis): boolean {
+  if (a.kind === 'blocked') return b.kind === 'blocked' && a.until === b.until;
+  if (a.kind === 'unknown') return b.kind === 'unknown';
+  return (
+    b.kind === 'projected' &&
+    a.ratePerMs === b.ratePerMs &&
+    Math.abs(a.anchor - b.anchor) < PROJECTION_NOISE_MS
+  );
+}
+
+/** Ticker ms at which `task`'s permits are projected to exist, to the µs. */
+function startOf(basis: Basis & { kind: 'projected' }, task: Task): number {
+  return Math.round((basis.anchor + task.position / basis.ratePerMs) * 1_000) / 1_000;
+}
+
+/** Adds `task`'s report under `basis` if it differs from what the task was last told. */
+function report(
   task: Task,
-  between: number,
-  state: KeyState,
-): TaskProgress {
-  if (state.blockedUntil !== undefined) return { state: 'blocked', until: state.blockedUntil };
-  if (state.rejectMode || !Number.isFinite(waiting.due)) return UNKNOWN;
-  const isHead = task === waiting.line.head;
-  const extra = isHead ? 0 : wholeMs((between + task.cost) / state.ratePerMs);
-  const startAt = waiting.due + extra;
-  // Due already, yet not started: it waits for a slot, `resume()` or a store's answer.
-  return startAt > state.now ? { state: 'queued', startAt } : UNKNOWN;
+  basis: Basis,
+  waiting: WaitingKey,
+  now: number,
+  due: [Task, TaskProgress][],
+): void {
+  const progress = progressOf(task, basis, waiting, now);
+  if (!same(task.reported, progress)) due.push([task, progress]);
+}
+
+function progressOf(task: Task, basis: Basis, waiting: WaitingKey, now: number): TaskProgress {
+  if (basis.kind === 'blocked') return { state: 'blocked', until: basis.until };
+  if (basis.kind === 'unknown') return UNKNOWN;
+  const startAt = startOf(basis, task);
+  // Due already, yet not started: it waits for a slot, `resume()` or a store's answer. Judged
+  // by the head's own due time too: a projection within the noise before it is not overdue.
+  return startAt > now || waiting.due > now ? { state: 'queued', startAt } : UNKNOWN;
 }
 
 const UNKNOWN: TaskProgress = Object.freeze({ state: 'queued', startAt: undefined });
 
 function same(a: TaskProgress | undefined, b: TaskProgress): boolean {
   if (a === undefined || a.state !== b.state) return false;
-  if (a.state === 'queued') return a.startAt === (b as typeof a).startAt;
+  if (a.state === 'queued') {
+    const x = a.startAt;
+    const y = (b as typeof a).startAt;
+    if (x === undefined || y === undefined) return x === y;
+    return Math.abs(x - y) < PROJECTION_NOISE_MS;
+  }
   if (a.state === 'blocked') return a.until === (b as typeof a).until;
   return true;
 }

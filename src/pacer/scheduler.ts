@@ -8,7 +8,7 @@ import { LocalPermits } from './local-permits.js';
 import type { ResolvedPacerOptions } from './options.js';
 import type { Permits, SchedulerCore } from './permits.js';
 import { RunningTasks, settle } from './lifecycle.js';
-import { type KeyState, ProgressReports } from './progress.js';
+import { ProgressReports } from './progress.js';
 import { Snapshots } from './snapshots.js';
 import {
   assertKey,
@@ -53,6 +53,8 @@ export class Scheduler implements SchedulerCore {
   private flushing = false;
   private again = false;
   private idleWaiters: (() => void)[] = [];
+  /** While a head's due time is computed: the one time every reading gives (see `waitAt`). */
+  private pinned: number | undefined;
   /** Tasks with an `onProgress` listener, told where they stand after each flush. */
   private readonly progress = new ProgressReports();
 
@@ -62,10 +64,11 @@ export class Scheduler implements SchedulerCore {
     makePermits: (core: SchedulerCore) => Permits = (core) => new LocalPermits(core),
   ) {
     const { limits, maxKeys, clock } = options;
-    this.now = monotonic(() => clock.now());
+    const read = monotonic(() => clock.now());
+    this.now = () => this.pinned ?? read();
     this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: this.now });
     this.waiting = new WaitingTasks(
-      (key, cost) => this.permits.waitOf(key, cost),
+      (key, cost, now) => this.waitAt(key, cost, now),
       this.now,
       (task, error) => this.settle(task, false, error),
     );
@@ -118,7 +121,7 @@ export class Scheduler implements SchedulerCore {
     const { signal } = options;
     // One listener per signal, however many tasks share it (see abort.ts).
     if (signal !== undefined) task.onAbort = onAbort(signal, () => this.abort(task));
-    if (task.onProgress !== undefined) this.progress.track(task.key);
+    if (task.onProgress !== undefined) this.progress.track(task);
     this.waiting.add(task, options.front);
     return created;
   }
@@ -232,6 +235,9 @@ export class Scheduler implements SchedulerCore {
       return;
     }
     this.flushing = true;
+    // The time this flush is judged at: a report read on a later reading would see the head
+    // overdue by a few µs that the pump, reading earlier, did not (issue 15).
+    const at = this.progress.active ? this.now() : undefined;
     try {
       do {
         this.again = false;
@@ -241,7 +247,7 @@ export class Scheduler implements SchedulerCore {
     } finally {
       this.flushing = false;
     }
-    if (this.progress.active) this.reportProgress();
+    if (this.progress.active) this.reportProgress(at ?? this.now());
     this.store.publish();
     if (this.waiting.size === 0 && this.running.count === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
@@ -250,15 +256,29 @@ export class Scheduler implements SchedulerCore {
     }
   }
 
-  private reportProgress(): void {
+  /**
+   * The wait of a head judged at `now` alone: the limiter and the permit source read that same
+   * time, so the due time `now + wait` is where the permits are, not off by the µs between two
+   * readings (which moved every projection behind the head, issue 15).
+   */
+  private waitAt(key: string, cost: number, now: number): number {
+    this.pinned = now;
+    try {
+      return this.permits.waitOf(key, cost);
+    } finally {
+      this.pinned = undefined;
+    }
+  }
+
+  private reportProgress(at: number): void {
     this.progress.refresh(
       (key) => this.waiting.waitingKey(key),
-      (key): KeyState => ({
-        now: this.now(),
+      (key) => ({
         blockedUntil: this.limiter.blockedUntil(key),
         ratePerMs: this.limiter.policyOf(key).ratePerMs,
         rejectMode: this.options.mode === 'reject',
       }),
+      at,
     );
   }
 

@@ -19,6 +19,13 @@ export interface Task extends LineNode {
   readonly onProgress: ((progress: TaskProgress) => void) | undefined;
   /** What `onProgress` was last told, so a change is reported once. */
   reported: TaskProgress | undefined;
+  /**
+   * Permits of its key's line up to and including its own, counted from the line's start
+   * (`WaitingKey.taken` included): what its projected start is measured in. Set when it joins
+   * the end of the line; after a task joins or leaves in the middle, renumbered by the progress
+   * reports when they next look (see `WaitingKey.reorders`).
+   */
+  position: number;
   /** The abort listener while the task waits; removed when it leaves the queue. */
   onAbort: (() => void) | undefined;
   /** Queued until it leaves the line; then running or done. Settles exactly once. */
@@ -38,6 +45,15 @@ export interface WaitingKey extends DueItem {
   taking?: boolean;
   /** Permits of the tasks that call is for (0 when none is out). */
   claimed?: number;
+  /** Permits of the tasks that left the line from its head (started, aborted, dropped). */
+  taken: number;
+  /** `taken` plus the permits of every task in the line: the position the next task gets. */
+  end: number;
+  /**
+   * Counts the tasks that joined anywhere but the end or left from anywhere but the head: the
+   * changes that move the tasks behind them, after which positions are renumbered.
+   */
+  reorders: number;
   /** Its credit changed elsewhere while a call was out: ask again at once if that call denies. */
   changedMeanwhile?: boolean;
 }
@@ -141,6 +157,7 @@ export function createTask<T>(
     signal: options.signal,
     onProgress: options.onProgress,
     reported: undefined,
+    position: 0,
     run,
     order,
     onAbort: undefined,

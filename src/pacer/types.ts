@@ -47,7 +47,8 @@ export type TaskProgress =
        * Pacer-clock ms at which its permits are projected to exist: the time its key's head gets
        * them plus the permits of the tasks between at the key's rate (exact for a token bucket
        * or GCRA with a backlog, an estimate for window algorithms). It moves when the line ahead
-       * changes, not as time passes. Undefined when the permits are due but the task waits for
+       * changes, not as time passes, and a move under 1 ms (a real clock's noise, the window
+       * algorithms' whole-ms waits) is not reported. Undefined when the permits are due but the task waits for
        * something else (a concurrency slot, `resume()`, a store's answer), and in reject mode.
        */
       readonly startAt: number | undefined;

@@ -13,12 +13,13 @@ export class WaitingTasks {
   private count = 0;
 
   /**
-   * @param waitOf ms until a task of `key` costing `cost` gets its permit (0 if now); may throw
-   *   (a policy resolver changed its answer and the cost no longer fits).
+   * @param waitOf ms after `now` at which a task of `key` costing `cost` gets its permit (0 if
+   *   now), judged at that one time; may throw (a policy resolver changed its answer and the
+   *   cost no longer fits).
    * @param dropped called with a head task whose `waitOf` threw: it has left the line.
    */
   constructor(
-    private readonly waitOf: (key: string, cost: number) => number,
+    private readonly waitOf: (key: string, cost: number, now: number) => number,
     private readonly now: () => number,
     private readonly dropped: (task: Task, error: unknown) => void,
   ) {}
@@ -40,12 +41,24 @@ export class WaitingTasks {
   add(task: Task, front: boolean): void {
     let waiting = this.keys.get(task.key);
     if (waiting === undefined) {
-      waiting = { key: task.key, line: new Line<Task>(), due: 0, order: 0, heapIndex: -1 };
+      waiting = {
+        key: task.key,
+        line: new Line<Task>(),
+        due: 0,
+        order: 0,
+        heapIndex: -1,
+        taken: 0,
+        end: 0,
+        reorders: 0,
+      };
       this.keys.set(task.key, waiting);
     }
     const head = waiting.line.head;
     waiting.line.push(task, front);
     this.count++;
+    waiting.end += task.cost;
+    task.position = waiting.end;
+    if (waiting.line.tail !== task) waiting.reorders++;
     if (waiting.line.head !== head) this.retime(waiting);
   }
 
@@ -56,7 +69,13 @@ export class WaitingTasks {
     const wasHead = waiting.line.head === task;
     waiting.line.remove(task);
     this.count--;
-    if (wasHead) this.retime(waiting);
+    if (wasHead) {
+      waiting.taken += task.cost;
+      this.retime(waiting);
+    } else {
+      waiting.end -= task.cost;
+      waiting.reorders++;
+    }
   }
 
   /** Re-times `key` after its credit changed (a server block, observe). */
@@ -97,16 +116,20 @@ export class WaitingTasks {
         return;
       }
       if (waiting.taking === true) return;
+      // One reading: the wait is judged at `now` and counted from it, so the due time is where
+      // the permits really are, not off by the time between two readings of a real clock.
+      const now = this.now();
       let wait: number;
       try {
-        wait = this.waitOf(waiting.key, head.cost);
+        wait = this.waitOf(waiting.key, head.cost, now);
       } catch (error) {
         waiting.line.remove(head);
         this.count--;
+        waiting.taken += head.cost;
         this.dropped(head, error);
         continue;
       }
-      waiting.due = this.now() + wait;
+      waiting.due = now + wait;
       waiting.order = head.order;
       this.heap.update(waiting);
       return;

@@ -29,8 +29,39 @@ export class RequestRunner<T> {
   private run = 0;
   private controller: AbortController | undefined;
   private settle: (() => void) | undefined;
+  /** A debounced start still waiting for its time, and what its caller awaits. */
+  private pending:
+    | { readonly timer: ReturnType<typeof setTimeout>; readonly resolve: () => void }
+    | undefined;
 
   constructor(private readonly report: (spec: RunSpec<T>, change: Change<T>) => void) {}
+
+  /**
+   * `start(spec)` once `delayMs` pass with no other call (a trailing debounce, for search as you
+   * type): a start still waiting is dropped, having sent nothing, and the run in progress is
+   * left alone until the new one starts (which stops it, as `start` does). Resolves when the
+   * run settles, or when it is dropped or stopped before it starts.
+   */
+  startAfter(spec: RunSpec<T>, delayMs: number): Promise<void> {
+    this.cancelPending();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending = undefined;
+        void this.start(spec).then(resolve);
+      }, delayMs);
+      this.pending = { timer, resolve };
+    });
+  }
+
+  /** Drops the debounced start still waiting, if any; the run in progress goes on. */
+  cancelPending(): boolean {
+    const pending = this.pending;
+    if (pending === undefined) return false;
+    this.pending = undefined;
+    clearTimeout(pending.timer);
+    pending.resolve();
+    return true;
+  }
 
   /** Stops the current run and starts `spec`; resolves when that run settles or is stopped. */
   start(spec: RunSpec<T>): Promise<void> {
@@ -55,8 +86,9 @@ export class RequestRunner<T> {
     });
   }
 
-  /** Stops the current run, if any. Returns whether one was in progress. */
+  /** Stops the current run and any debounced start. Returns whether either was in progress. */
   stop(why = 'The request changed, or its component unmounted.'): boolean {
+    const cancelled = this.cancelPending();
     this.run++;
     const controller = this.controller;
     this.controller = undefined;
@@ -64,7 +96,7 @@ export class RequestRunner<T> {
     const settle = this.settle;
     this.settle = undefined;
     settle?.();
-    return controller !== undefined;
+    return controller !== undefined || cancelled;
   }
 
   private async execute(run: number, spec: RunSpec<T>, signal: AbortSignal): Promise<void> {

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { PacingInit, RequestPacing } from '../http/paced-fetch.js';
 import { usePacerSource } from './context.js';
 import { abortReason } from './errors.js';
@@ -15,6 +15,45 @@ export type PacedRequestInit = PacingInit;
 
 /** A paced fetch bound to a component: its requests are aborted when the component unmounts. */
 export type BoundFetch = (input: RequestInput, init?: PacedRequestInit) => Promise<Response>;
+
+/**
+ * A paced fetch bound to a component: what `usePacedFetch` returns, kept in a hook's state (so
+ * `useRateLimitedFetch` holds one without the hooks of a second `usePacedFetch`).
+ */
+export class BoundFetcher {
+  private controller: AbortController | undefined;
+
+  /**
+   * @param source the source to send through (the one the component rendered last)
+   * @param alive whether the component can still send
+   */
+  constructor(
+    private readonly source: () => PacerSource,
+    private readonly alive: () => boolean,
+  ) {}
+
+  readonly fetch: BoundFetch = (input, init) => {
+    if (!this.alive()) {
+      return Promise.reject(
+        abortReason('The component unmounted: its bound fetch sends no more requests.'),
+      );
+    }
+    try {
+      this.controller ??= new AbortController();
+      const signal = anySignal([this.controller.signal, signalOf(input, init)]);
+      // The source's paced fetch takes `init.pacing` out and checks it.
+      return fetchOf(this.source())(input, { ...init, signal });
+    } catch (error) {
+      // A malformed input or init: rejected like fetch does, not thrown.
+      return Promise.reject(error);
+    }
+  };
+
+  /** The component unmounted: its requests still waiting leave the queue, those in flight stop. */
+  unmounted(): void {
+    this.controller?.abort(abortReason('The component unmounted: its request was aborted.'));
+  }
+}
 
 /**
  * A fetch for event handlers, paced like every other request, and bound to the component: when
@@ -37,28 +76,7 @@ export function usePacedFetch(source?: PacerSource): BoundFetch {
   useEffect(() => {
     latest.current = resolved;
   });
-  const controller = useRef<AbortController | undefined>(undefined);
-  const lifetime = useLifetime(() => {
-    controller.current?.abort(abortReason('The component unmounted: its request was aborted.'));
-  });
-
-  return useCallback<BoundFetch>(
-    (input, init) => {
-      if (!lifetime.alive()) {
-        return Promise.reject(
-          abortReason('The component unmounted: its bound fetch sends no more requests.'),
-        );
-      }
-      try {
-        controller.current ??= new AbortController();
-        const signal = anySignal([controller.current.signal, signalOf(input, init)]);
-        // The source's paced fetch takes `init.pacing` out and checks it.
-        return fetchOf(latest.current)(input, { ...init, signal });
-      } catch (error) {
-        // A malformed input or init: rejected like fetch does, not thrown.
-        return Promise.reject(error);
-      }
-    },
-    [lifetime],
-  );
+  const lifetime = useLifetime(() => bound.unmounted());
+  const [bound] = useState(() => new BoundFetcher(() => latest.current, lifetime.alive));
+  return bound.fetch;
 }

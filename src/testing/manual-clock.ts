@@ -1,8 +1,19 @@
-import { assertFiniteNumber, assertKnownOptions } from '../core/validate.js';
+import { assertFiniteNumber, assertKnownOptions, fail } from '../core/validate.js';
 
 export interface ManualClockOptions {
   /** The time the clock starts at, in ms. @default 0 */
   readonly start?: number;
+  /**
+   * The noise of a real clock, in ms: each reading of `now()` runs ahead of the time the test
+   * set by up to `jitter`, a little further with each reading (time passes while code runs),
+   * and never goes back. Code that reads the clock twice and expects the same answer, or
+   * compares floats derived from two readings, shows it here as it would in a browser. Timers
+   * still fire at the time the test set. 0 reads the set time exactly.
+   * @default 0
+   */
+  readonly jitter?: number;
+  /** Seed of the jitter's pseudo-random steps, so that a failing run repeats. @default 1 */
+  readonly seed?: number;
 }
 
 /** A timer handle of the manual clock. */
@@ -29,16 +40,41 @@ export class ManualClock {
   private time: number;
   private timers: PendingTimer[] = [];
   private nextId = 1;
+  private readonly jitter: number;
+  private readonly random: () => number;
+  /** With jitter: how far readings run ahead of `time`, and the last reading given out. */
+  private ahead = 0;
+  private aheadOf = Number.NaN;
+  private lastReading = Number.NEGATIVE_INFINITY;
 
   constructor(options: ManualClockOptions = {}) {
-    assertKnownOptions('createManualClock()', options, ['start']);
-    const { start = 0 } = options;
+    assertKnownOptions('createManualClock()', options, ['start', 'jitter', 'seed']);
+    const { start = 0, jitter = 0, seed = 1 } = options;
     assertFiniteNumber('start', start);
+    if (typeof jitter !== 'number' || !Number.isFinite(jitter) || jitter < 0) {
+      fail('jitter', 'a finite number >= 0 (ms)', jitter);
+    }
+    if (typeof seed !== 'number' || !Number.isInteger(seed)) fail('seed', 'an integer', seed);
     this.time = start;
+    this.jitter = jitter;
+    this.random = lcg(seed);
   }
 
   /** The current time in ms. Bound, so `clock.now` can be passed around as a ticker. */
-  readonly now = (): number => this.time;
+  readonly now = (): number => (this.jitter === 0 ? this.time : this.noisyReading());
+
+  private noisyReading(): number {
+    if (this.aheadOf !== this.time) {
+      // The test moved time: the noise starts again from the new time (never going back).
+      this.aheadOf = this.time;
+      this.ahead = 0;
+    }
+    // Up to a quarter of the jitter per reading, capped at the jitter.
+    this.ahead = Math.min(this.jitter, this.ahead + (this.random() * this.jitter) / 4);
+    const reading = Math.max(this.lastReading, this.time + this.ahead);
+    this.lastReading = reading;
+    return reading;
+  }
 
   /** Timers not yet fired or cleared. */
   get pendingTimers(): number {
@@ -86,8 +122,10 @@ export class ManualClock {
    */
   set(ms: number): void {
     assertFiniteNumber('ms', ms);
-    if (ms < this.time) this.time = ms;
-    else this.runUntil(ms);
+    if (ms < this.time) {
+      this.time = ms;
+      this.lastReading = Number.NEGATIVE_INFINITY;
+    } else this.runUntil(ms);
   }
 
   /**
@@ -152,6 +190,15 @@ export function settle(): Promise<void> {
     };
     channel.port2.postMessage(undefined);
   });
+}
+
+/** A small seeded generator (an LCG, ample for noise): the same seed, the same noise. */
+function lcg(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state / 4_294_967_296;
+  };
 }
 
 /** A manual clock starting at `options.start` (0). */

@@ -131,6 +131,38 @@ describe('onProgress', () => {
     expect(thrower.reports.at(-1)).toEqual(started);
   });
 
+  it('tells each task of a long line once queued and once started on a clock with noise', async () => {
+    // A real clock moves between two readings; a projection re-derived from two of them moved
+    // every task behind the head on every start (issue 15: O(N²) reports for N tasks).
+    const clock = createManualClock({ jitter: 0.05, seed: 7 });
+    const pacer = createPacer({ limits: perSecond(10), clock });
+    const lines = Array.from({ length: 100 }, () => recorder());
+    for (const { onProgress } of lines) void pacer.schedule(() => 'x', { onProgress });
+    for (let step = 0; step < 1_100 && pacer.getSnapshot().queued > 0; step++) {
+      await clock.advanceAsync(10);
+    }
+    expect(pacer.getSnapshot().queued).toBe(0);
+    for (const [i, { reports }] of lines.entries()) {
+      // The burst of 10 starts at once; then one each 100 ms, each on its slot within the noise.
+      if (i < 10) expect(reports).toEqual([started]);
+      else expect(reports).toEqual([queued(expect.closeTo((i - 9) * 100, 0) as number), started]);
+    }
+  });
+
+  it('moves every projection behind a task that leaves from the middle, and none ahead', async () => {
+    const { pacer } = harness({ limits: perSecond(10) });
+    for (let i = 0; i < 10; i++) pacer.schedule(() => i);
+    const ahead = recorder();
+    const behind = recorder();
+    const controller = new AbortController();
+    pacer.schedule(() => 'ahead', { onProgress: ahead.onProgress });
+    pacer.schedule(() => 'gone', { signal: controller.signal }).catch(() => 'aborted');
+    pacer.schedule(() => 'behind', { onProgress: behind.onProgress });
+    controller.abort();
+    expect(ahead.reports).toEqual([queued(100)]);
+    expect(behind.reports).toEqual([queued(300), queued(200)]);
+  });
+
   it('rejects a listener that is not a function, naming the field', () => {
     const { pacer } = harness({ limits: perSecond(5) });
     expect(() => pacer.schedule(() => 1, { onProgress: 'nope' as unknown as () => void })).toThrow(

@@ -44,11 +44,11 @@ describe('fetch-pacer/react on the server', () => {
     expect(clock.setTimeout).not.toHaveBeenCalled();
   });
 
-  it('renders useRateLimitedFetch as waiting, and sends nothing', async () => {
+  it('renders useRateLimitedFetch as idle, and sends nothing', async () => {
     const fetchSpy = vi.spyOn(globalThis, 'fetch');
     const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
     const api = createPacedFetch({ limits: { limit: 1, windowMs: 1000 } });
-    expect(renderToString(<User url="https://api.test/user" api={api} />)).toBe('<p>queued</p>');
+    expect(renderToString(<User url="https://api.test/user" api={api} />)).toBe('<p>idle</p>');
     expect(renderToString(<User url={null} api={api} />)).toBe('<p>idle</p>');
     await Promise.resolve();
     expect(fetchSpy).not.toHaveBeenCalled();

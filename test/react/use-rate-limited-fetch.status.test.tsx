@@ -100,7 +100,8 @@ describe('useRateLimitedFetch statuses', () => {
     await settle(() => calls === 2 && result.current.status === 'loading');
     answer();
     await settle(() => result.current.status === 'success');
-    expect(statuses.seen).toEqual(['queued', 'blocked', 'loading', 'success']);
+    // Each attempt is sent (loading) before the server's answer blocks the key.
+    expect(statuses.seen).toEqual(['queued', 'loading', 'blocked', 'loading', 'success']);
   });
 
   it('ends in error with the last 429 once the attempts are spent', async () => {
@@ -131,7 +132,11 @@ describe('useRateLimitedFetch statuses', () => {
     await settle(() => result.current.status === 'error');
     expect(calls).toBe(3); // the first try and two retries: maxAttempts 3
     expect(result.current.error).toMatchObject({ name: 'HttpError', status: 429 });
-    expect(statuses.seen).toEqual(['queued', 'blocked', 'error']);
+    expect(statuses.seen).toEqual([
+      'queued',
+      ...['loading', 'blocked', 'loading', 'blocked', 'loading'],
+      'error',
+    ]);
   });
 
   it('recovers from an error on refetch', async () => {

@@ -86,4 +86,50 @@ describe('ManualClock', () => {
     expect(() => clock.advance(Number.NaN)).toThrow(/`ms`/);
     expect(() => createManualClock({ start: Number.NaN })).toThrow(/`start`/);
   });
+
+  describe('with jitter', () => {
+    it('reads a little ahead of the set time, further with each reading, never back', () => {
+      const clock = createManualClock({ start: 100, jitter: 0.05 });
+      const readings = Array.from({ length: 50 }, () => clock.now());
+      for (const [i, reading] of readings.entries()) {
+        expect(reading).toBeGreaterThanOrEqual(100);
+        expect(reading).toBeLessThanOrEqual(100.05);
+        if (i > 0) expect(reading).toBeGreaterThanOrEqual(readings[i - 1] as number);
+      }
+      // Two readings in a row differ, as on a real clock: code cannot count on equal readings.
+      expect(new Set(readings.slice(0, 5)).size).toBe(5);
+    });
+
+    it('starts its noise again when time moves, and fires timers at the set time', () => {
+      const clock = createManualClock({ jitter: 0.5 });
+      for (let i = 0; i < 20; i++) clock.now();
+      const fired: number[] = [];
+      clock.setTimeout(() => fired.push(clock.now()), 10);
+      clock.advance(10);
+      expect(fired[0]).toBeGreaterThanOrEqual(10);
+      expect(fired[0]).toBeLessThan(10.5);
+      clock.advance(1_000);
+      expect(clock.now()).toBeLessThan(1_010.5);
+      clock.set(5); // backwards: readings follow
+      expect(clock.now()).toBeLessThan(5.5);
+    });
+
+    it('repeats its noise for the same seed', () => {
+      const read = (seed: number) => {
+        const clock = createManualClock({ jitter: 0.1, seed });
+        return Array.from({ length: 10 }, () => clock.now());
+      };
+      expect(read(7)).toEqual(read(7));
+      expect(read(7)).not.toEqual(read(8));
+    });
+
+    it('rejects a negative or non-finite jitter and a fractional seed, naming the field', () => {
+      expect(() => createManualClock({ jitter: -1 })).toThrow(
+        /Expected `jitter` to be a finite number >= 0 \(ms\), got `-1`/,
+      );
+      expect(() => createManualClock({ jitter: Number.POSITIVE_INFINITY })).toThrow(RangeError);
+      expect(() => createManualClock({ jitter: '1' as unknown as number })).toThrow(TypeError);
+      expect(() => createManualClock({ seed: 1.5 })).toThrow(/`seed` to be an integer/);
+    });
+  });
 });
