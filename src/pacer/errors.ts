@@ -1,6 +1,6 @@
 import type { Decision } from '../core/decision.js';
 
-const BRAND = Symbol.for('fetch-pacer.PacerError');
+const BRAND: unique symbol = Symbol.for('fetch-pacer.PacerError') as never;
 
 /**
  * The base of every error the pacer (and the paced fetch built on it) rejects with.
@@ -10,6 +10,11 @@ const BRAND = Symbol.for('fetch-pacer.PacerError');
  */
 export class PacerError extends Error {
   override readonly name: string = 'PacerError';
+  /**
+   * Types a PacerError apart from a plain Error (they would be the same shape otherwise), so that
+   * `isPacerError(error)` on a value typed `Error` leaves `Error` in its false branch, not `never`.
+   */
+  declare readonly [BRAND]: true;
 
   constructor(message: string, options?: { readonly cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });

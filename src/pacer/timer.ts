@@ -1,11 +1,10 @@
+import { MAX_DELAY_MS } from '../core/signal.js';
 import type { PacerClock } from './options.js';
 
-/**
- * The longest delay `setTimeout` honours (2^31 - 1 ms, about 24.8 days). Beyond it Node and
- * browsers fire at once, which would turn a far-off server block into a busy loop; a longer
- * wait is armed in steps instead (the pacer re-arms when a timer finds nothing due).
- */
-const MAX_DELAY = 2_147_483_647;
+// A timer is set for at most MAX_DELAY_MS, the longest delay `setTimeout` honours (2^31 - 1 ms,
+// about 24.8 days): beyond it Node and browsers fire at once, which would turn a far-off server
+// block into a busy loop; a longer wait is armed in steps (the pacer re-arms when a timer finds
+// nothing due).
 
 /** What Node's timers have and the browser's numeric handles lack. */
 interface Refable {
@@ -44,7 +43,7 @@ export class Timer {
       this.at = at;
       this.armed = true;
       this.keepsAlive = true;
-      this.handle = this.clock.setTimeout(this.fire, Math.min(Math.max(0, delay), MAX_DELAY));
+      this.handle = this.clock.setTimeout(this.fire, Math.min(Math.max(0, delay), MAX_DELAY_MS));
     }
     if (keepAlive !== this.keepsAlive) {
       this.keepsAlive = keepAlive;

@@ -183,6 +183,12 @@ export class ManualClock {
  */
 export function settle(): Promise<void> {
   return new Promise((resolve) => {
+    // Edge runtimes have no MessageChannel: a zero timeout is their macrotask turn (a faked
+    // setTimeout would not fire, which is why the channel comes first where it exists).
+    if (typeof MessageChannel !== 'function') {
+      setTimeout(resolve, 0);
+      return;
+    }
     const channel = new MessageChannel();
     channel.port1.onmessage = () => {
       channel.port1.close();

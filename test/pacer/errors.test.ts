@@ -1,5 +1,5 @@
 import { runInNewContext } from 'node:vm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { Decision } from '../../src/core/decision.js';
 import {
   isPacerDisposedError,
@@ -132,5 +132,18 @@ describe('guards', () => {
     `);
     expect(isPacerError(foreign)).toBe(true);
     expect(isPacerError({ name: 'OutboxError' })).toBe(false);
+  });
+});
+
+describe('the guards narrow as written', () => {
+  it('leaves Error in the false branch of isPacerError on a value typed Error', () => {
+    const error: Error = new Error('plain');
+    if (isPacerError(error)) {
+      expectTypeOf(error).toEqualTypeOf<PacerError>();
+    } else {
+      // Before PacerError carried its brand in its type, this branch was `never`.
+      expectTypeOf(error).toEqualTypeOf<Error>();
+      expect(error.message).toBe('plain');
+    }
   });
 });

@@ -1,8 +1,8 @@
 // The smoke every runtime runs against the built package (dist/, as published): a paced fetch
 // against the loopback server of run.mjs, with time owned by the manual clock. It uses only web
 // APIs (fetch, Response, Promise), so the same file runs in Node, Bun, Deno and edge-runtime.
-// It moves time with the clock's synchronous `advance()`: `advanceAsync()` takes its macrotask
-// turn from MessageChannel, which edge-runtime does not have.
+// It moves time with the clock's synchronous `advance()`, and checks `advanceAsync()` on its own
+// (edge-runtime has no MessageChannel: the clock takes its turn from a zero timeout there).
 import { createPacedFetch, createRateLimiter, perSecond } from '../../dist/index.js';
 import { createManualClock } from '../../dist/testing.js';
 
@@ -28,6 +28,7 @@ const checks = [
   ['the limiter decides on the manual clock', decideOnManualClock],
   ['a paced fetch sends 2 per second and holds the third until its permit', paceThree],
   ['a 429 with Retry-After: 1 is retried once the clock reaches it', retryAfterRefusal],
+  ['advanceAsync lets the promise callbacks of a fired timer run', advanceAsyncTurns],
 ];
 
 function deferred() {
@@ -52,6 +53,18 @@ async function decideOnManualClock() {
   expectEqual(limiter.tryAcquire('alice').retryAfterMs, 200, 'retryAfterMs of the seventh');
   clock.advance(200);
   expectEqual(limiter.tryAcquire('alice').allowed, true, 'allowed 200 ms later');
+}
+
+async function advanceAsyncTurns() {
+  const clock = createManualClock();
+  let ran = false;
+  clock.setTimeout(() => {
+    Promise.resolve().then(() => {
+      ran = true;
+    });
+  }, 10);
+  await clock.advanceAsync(10);
+  expectEqual([clock.now(), ran], [10, true], 'time and the callback after advanceAsync(10)');
 }
 
 async function paceThree(baseUrl) {
