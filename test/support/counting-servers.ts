@@ -1,5 +1,6 @@
 import { HttpResponse, http } from 'msw';
 import type { ManualClock } from '../../src/testing/index.js';
+import { seededRandom } from '../../bench/lib/random.mjs';
 import { turn } from './flush.js';
 
 /**
@@ -196,7 +197,7 @@ export interface NetworkOptions {
  */
 export function network(options: NetworkOptions) {
   const { clock, delayMs } = options;
-  const random = mulberry32(options.seed ?? 1);
+  const random = seededRandom(options.seed ?? 1);
   const [low, high] = delayMs;
   const delay = () => low + random() * (high - low);
   const wait = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
@@ -228,18 +229,6 @@ export function network(options: NetworkOptions) {
     /** True when no request is at the server: the clock may move. */
     quiet: () => atServer === 0,
     inTransit: () => inTransit,
-  };
-}
-
-/** A small seeded generator (mulberry32), so delays are the same on every run. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
