@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { createManualClock } from '../../src/testing/index.js';
 import {
-  COUNTING_DIALECTS,
-  COUNTING_SCHEMES,
+  type CountingDialect,
+  type CountingScheme,
   countingServer,
   driveNetwork,
   network,
@@ -17,8 +17,13 @@ const LIMIT = 10;
 const CALLS = 60;
 const ORIGIN = 'https://api.test';
 
-const SCHEMES = COUNTING_SCHEMES;
-const DIALECTS = COUNTING_DIALECTS;
+const SCHEMES: readonly CountingScheme[] = [
+  'sliding-log',
+  'fixed-window',
+  'sliding-window',
+  'gcra',
+];
+const DIALECTS: readonly CountingDialect[] = ['ietf', 'x-ratelimit', 'retry-after', 'none'];
 
 describe('the published limit, counted arrival-safe by default', () => {
   for (const scheme of SCHEMES) {

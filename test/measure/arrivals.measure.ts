@@ -2,8 +2,6 @@ import { it } from 'vitest';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
 import { createManualClock } from '../../src/testing/index.js';
 import {
-  COUNTING_DIALECTS,
-  COUNTING_SCHEMES,
   type CountingDialect,
   type CountingScheme,
   countingServer,
@@ -24,8 +22,13 @@ const LIMIT = 20;
 const WINDOW_MS = 1_000;
 const ORIGIN = 'https://api.test';
 
-const SCHEMES = COUNTING_SCHEMES;
-const DIALECTS = COUNTING_DIALECTS;
+const SCHEMES: readonly CountingScheme[] = [
+  'sliding-log',
+  'fixed-window',
+  'sliding-window',
+  'gcra',
+];
+const DIALECTS: readonly CountingDialect[] = ['ietf', 'x-ratelimit', 'retry-after', 'none'];
 const DELAYS: readonly (readonly [number, number])[] = [
   [0, 0],
   [5, 60],
