@@ -7,18 +7,14 @@ import { type Decision, EPSILON } from './decision.js';
 import { type Algorithm, resolvePolicy } from './policy.js';
 export { AdaptiveRate, AIMD } from './adaptive-rate.js';
 import { MAX_DELAY_MS, type ServerSignal, serverDelay } from './signal.js';
-import { SlowStart } from './slow-start.js';
 
 /**
  * Where a key's learned policy came from:
  * - `'server'`: the server advertised it (a `policy` signal);
- * - `'rate'`: refusals without a policy taught it (`refusal` signals: the requests admitted
- *   before a refusal over the time until its Retry-After, or AIMD without one);
- * - `'client'`: the client holds a key it knows nothing of to it (a `probe` signal);
- * - `'start'`: zero configuration's slow start (a `start` signal): `limit` requests in flight,
- *   one more per answer (`windowMs` is 0: it paces by answers, not by time).
+ * - `'rate'`: refusals without a policy taught it (AIMD, `refusal` signals);
+ * - `'client'`: the client holds a key it knows nothing of to it (a `probe` signal).
  */
-export type LearnedSource = 'server' | 'rate' | 'client' | 'start';
+export type LearnedSource = 'server' | 'rate' | 'client';
 
 /** A key's learned policy as `policyOf(key).learned` shows it. */
 export interface LearnedPolicy {
@@ -47,14 +43,6 @@ export class WithLearned implements Strategy {
   /** Ticker time of the first of `strikes` refusals without a policy (AIMD, before a rate). */
   struckAt = Number.NEGATIVE_INFINITY;
   strikes = 0;
-  /**
-   * Requests the server admitted (`answered` signals) since the last refusal, and when the
-   * first of them was sent: a rate's sample.
-   */
-  admitted = 0;
-  firstAdmittedAt = Number.NEGATIVE_INFINITY;
-  /** When the last refusal that taught something came: answers to requests sent before it are echoes. */
-  lastRefusalAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly base: Strategy,
@@ -164,8 +152,8 @@ export function applySignal(
   switch (signal.kind) {
     case 'refusal': {
       const wait = serverDelay(signal.retryAfterMs);
-      if (wait !== undefined && wait > 0) states.blockUntil(key, now + wait);
-      refused(states, key, now, wait, signal.sentAt ?? now);
+      if (wait === undefined) refused(states, key, now);
+      else if (wait > 0) states.blockUntil(key, now + wait);
       return;
     }
     case 'probe': {
@@ -174,32 +162,9 @@ export function applySignal(
       adopt(states, key, now, signal.limit, signal.windowMs, 'client');
       return;
     }
-    case 'start': {
-      const state = states.stateFor(key, now);
-      if (state === undefined) return;
-      if (state instanceof WithLearned && state.learned !== undefined) return;
-      const learned: LearnedLimit = {
-        counter: new SlowStart(),
-        policy: { limit: 1, windowMs: 0, source: 'start' },
-        openedAt: Number.NEGATIVE_INFINITY,
-      };
-      if (state instanceof WithLearned) state.learned = learned;
-      else states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs));
-      return;
-    }
-    case 'answered': {
-      const state = states.stateOf(key);
-      const sentAt = signal.sentAt ?? now;
-      if (state instanceof WithLearned && sentAt >= state.lastRefusalAt) {
-        if (state.admitted++ === 0) state.firstAdmittedAt = sentAt;
-        if (state.learned?.counter instanceof SlowStart) {
-          state.learned.counter.grow();
-          return;
-        }
-      }
+    case 'answered':
       forget(states, key, 'client');
       return;
-    }
   }
   const { remaining } = signal;
   const reset = serverDelay(signal.resetMs);
@@ -240,54 +205,26 @@ function hasCredit(states: KeyStates, key: string, now: number): boolean {
 }
 
 /**
- * A refusal of `key` (a policy the server advertised is not second-guessed):
- *
- * - with a wait (`Retry-After`), the requests admitted since the key's last refusal, over the
- *   time from the first of them until the wait ends, are the server's window: the key learns
- *   that rate (`'rate'`), counted arrival-safe. Refusals with nothing admitted since the last
- *   one are echoes of the same excess and teach nothing. Each refusal measures again, so an
- *   estimate that was too fast is corrected by the next refusal it earns;
- * - without one, AIMD (a bare 429, nginx's `limit_req`), see `AIMD`: the third refusal within
- *   a second makes the key learn a rate, half its own fastest rate. Each later refusal halves it
- *   again; it grows back linearly as requests go through, and is dropped once it is back at the
- *   key's own rate. Refusals before any request was let through at the new rate count once.
- *
- * Zero configuration's slow start is halved either way.
+ * AIMD for a refusal without a policy (a bare 429, nginx's `limit_req`), see `AIMD`: the third
+ * refusal within a second makes the key learn a rate, half its own fastest rate. Each later
+ * refusal halves it again; it grows back linearly as requests go through, and is dropped once
+ * it is back at the key's own rate. Refusals before any request was let through at the new
+ * rate are echoes of the same excess and count once. A policy the server advertised wins: it
+ * is not cut.
  */
-function refused(
-  states: KeyStates,
-  key: string,
-  now: number,
-  wait: number | undefined,
-  sentAt: number,
-): void {
+function refused(states: KeyStates, key: string, now: number): void {
   const state = states.stateFor(key, now);
   if (state === undefined) return;
   const { peakPerMs } = states.compiled(key);
   const learning =
     state instanceof WithLearned ? state : new WithLearned(state, undefined, peakPerMs);
-  if (learning !== state) states.replace(key, learning);
   const current = learning.learned;
   if (current?.policy.source === 'server') return;
-  if (wait !== undefined) {
-    // A request sent before the last refusal came is an echo of the same excess.
-    if (sentAt < learning.lastRefusalAt) return;
-    if (current?.counter instanceof SlowStart) current.counter.cut();
-    const { admitted, firstAdmittedAt } = learning;
-    learning.admitted = 0;
-    learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
-    learning.lastRefusalAt = now;
-    const windowMs = now + wait - firstAdmittedAt;
-    if (admitted > 0 && windowMs >= 1) {
-      adopt(states, key, now, Math.min(admitted, MAX_LOGGED), windowMs, 'rate');
-    }
-    return;
-  }
-  if (current?.counter instanceof SlowStart) current.counter.cut();
   if (current?.counter instanceof AdaptiveRate) {
     current.counter.cut(now);
     return;
   }
+  if (learning !== state) states.replace(key, learning);
   if (now - learning.struckAt > AIMD.STRIKE_MS) {
     learning.struckAt = now;
     learning.strikes = 0;
@@ -333,7 +270,6 @@ function adopt(
   ) {
     return current;
   }
-  // A sliding log, not arrival-safe: a bare limiter's caller never settles its permits.
   const algorithm: Algorithm = limit <= MAX_LOGGED ? 'sliding-log' : 'sliding-window';
   const resolved = resolvePolicy({ limit, windowMs: window, algorithm }, 'policy');
   const counter = strategyFor(resolved);
@@ -367,7 +303,6 @@ export function learnedPolicyOf(state: Strategy | undefined): LearnedPolicy | un
   const learned = state instanceof WithLearned ? state.learned : undefined;
   if (learned === undefined) return undefined;
   const { counter } = learned;
-  if (counter instanceof SlowStart) return { limit: counter.window, windowMs: 0, source: 'start' };
   return counter instanceof AdaptiveRate
     ? { limit: 1, windowMs: 1 / counter.ratePerMs, source: 'rate' }
     : learned.policy;
