@@ -101,12 +101,6 @@ export class WithLearned implements Strategy {
     this.base.lowerRemaining(now, remaining);
     this.learned?.counter.lowerRemaining(now, remaining);
   }
-
-  settle(now: number, cost: number): void {
-    this.base.settle?.(now, cost);
-    const counter = this.learned?.counter;
-    counter?.settle?.(now, cost < counter.capacity ? cost : counter.capacity);
-  }
 }
 
 /**
@@ -180,7 +174,7 @@ export function applySignal(
       if (ends === undefined || ends >= now + windowMs) {
         learned.counter.lowerRemaining(now, remaining);
       }
-      if (remaining === 0 && ends !== undefined && hasCredit(states, key, now)) {
+      if (remaining === 0 && ends !== undefined) {
         const reopens = learned.openedAt + windowMs;
         states.blockUntil(key, reopens > now && reopens < ends ? reopens : ends);
       }
@@ -188,20 +182,8 @@ export function applySignal(
     }
   }
   if (remaining === undefined) return;
-  const state = states.stateFor(key, now);
-  // Blocked only if the key's own count still had credit: a count that agrees with the
-  // server's knows better when the next permit frees (a sliding server's reset is when it is
-  // empty again, not when its next permit frees).
-  if (remaining === 0 && ends !== undefined && (state === undefined || state.level(now) >= 1)) {
-    states.blockUntil(key, ends);
-  }
-  state?.lowerRemaining(now, remaining);
-}
-
-/** Whether `key` would still have a whole permit by its own count. */
-function hasCredit(states: KeyStates, key: string, now: number): boolean {
-  const state = states.stateOf(key);
-  return state === undefined || state.level(now) >= 1 - EPSILON;
+  if (remaining === 0 && ends !== undefined) states.blockUntil(key, ends);
+  states.stateFor(key, now)?.lowerRemaining(now, remaining);
 }
 
 /**

@@ -71,11 +71,6 @@ export class RateLimiter {
   );
   /** No state rests before this (valid until a state is created); spares futile sweeps. */
   private noRestBefore = Number.NEGATIVE_INFINITY;
-  /**
-   * Whether a key's state counts permits until their answer (`settle`): once one does, the
-   * pacer tells the limiter of every task's end. Never turns back to false.
-   */
-  settles = false;
 
   constructor(options: RateLimiterOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -115,7 +110,6 @@ export class RateLimiter {
         return this.keyLimitDecision(now, compiled.limit);
       }
       state = compiled.create();
-      if (state.settle !== undefined) this.settles = true;
       this.sweep.step(now);
       this.states.set(key, state);
       this.noRestBefore = Number.NEGATIVE_INFINITY;
@@ -145,20 +139,6 @@ export class RateLimiter {
       return this.keyLimitDecision(now, compiled.limit);
     }
     return compiled.create().peek(now, cost);
-  }
-
-  /**
-   * `cost` permits of `key` taken earlier were answered now: an `arrival-safe` policy counts
-   * them from here for one window (the other algorithms counted them at the take and ignore
-   * this). The pacer calls it as each task ends; a caller of the bare limiter with an
-   * `arrival-safe` policy calls it when the response of a request arrives.
-   */
-  settle(key: string, cost = 1): void {
-    const state = this.states.get(key);
-    if (state?.settle === undefined) return;
-    state.settle(this.now(), cost);
-    // It may rest sooner now.
-    this.noRestBefore = Number.NEGATIVE_INFINITY;
   }
 
   /**
@@ -257,7 +237,6 @@ export class RateLimiter {
     if (state !== undefined) return state;
     if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return undefined;
     state = this.compiled(key).create();
-    if (state.settle !== undefined) this.settles = true;
     this.states.set(key, state);
     this.noRestBefore = Number.NEGATIVE_INFINITY;
     return state;
@@ -268,7 +247,6 @@ export class RateLimiter {
     stateFor: (key, now) => this.stateFor(key, now),
     stateOf: (key) => this.states.get(key),
     replace: (key, state) => {
-      if (state.settle !== undefined) this.settles = true;
       this.states.set(key, state);
       // The key may rest sooner (or later) with it.
       this.noRestBefore = Number.NEGATIVE_INFINITY;

@@ -12,7 +12,6 @@ import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
 import { adapterOf, type LearnOptions, resolveLearn } from './adapt.js';
 import { applyServerAnswer } from './answer-to-pacer.js';
 import { readBodyHintText } from './body-hint.js';
-import { arrivalSafeByDefault } from './fetch-policy.js';
 import { isRefusal, mayRetry, type RetryOptions, refusalOf, resolveRetry } from './retry-policy.js';
 import { readServerAnswer, type ServerAnswer } from './server-answer.js';
 
@@ -141,16 +140,7 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     }
   }
   // Without `limits`, createPacer throws the message that names it.
-  const pacer =
-    shared ??
-    createPacer({
-      ...pacerOptions,
-      // A store counts at the send with its own algorithms (see `arrivalSafeByDefault`).
-      limits:
-        pacerOptions.store === undefined
-          ? arrivalSafeByDefault(pacerOptions.limits)
-          : pacerOptions.limits,
-    } as PacerOptions);
+  const pacer = shared ?? createPacer(pacerOptions as PacerOptions);
   const retry = resolveRetry(retryOptions);
   const send: FetchFunction = fetchImpl ?? ((request) => globalThis.fetch(request));
   const { learning, probing } = resolveLearn(learnOptions);

@@ -18,11 +18,6 @@ export class RunningTasks {
     private readonly started: () => void,
     /** Told of each started task that settled (see `Permits.settled`); optional. */
     private readonly settled?: (key: string, cost: number) => void,
-    /**
-     * Whether `settled` wants to hear of tasks started now: until it does, the fast path makes
-     * no closure per task.
-     */
-    private readonly listening: () => boolean = () => true,
   ) {}
 
   /** Runs a task with no queue entry (the fast path): the caller's promise is all it costs. */
@@ -36,7 +31,7 @@ export class RunningTasks {
     reportStarted(onProgress);
     // A listener to the settling needs the key: closures per task only when there is one.
     const { settled } = this;
-    if (settled !== undefined && this.listening()) {
+    if (settled !== undefined) {
       const end = () => {
         settled(key, cost);
         this.end();

@@ -14,10 +14,6 @@ import type { KeyInspection } from './types.js';
 export class LocalPermits implements Permits {
   readonly pending = 0;
 
-  get settles(): boolean {
-    return this.core.limiter.settles;
-  }
-
   constructor(private readonly core: SchedulerCore) {}
 
   /**
@@ -105,12 +101,7 @@ export class LocalPermits implements Permits {
   tryAcquire(key: string, cost: number): Decision {
     const { limiter, waiting } = this.core;
     const line = waiting.line(key);
-    if (line === undefined) {
-      const decision = limiter.tryAcquire(key, cost);
-      // No task to end: a permit taken by hand is answered when it is taken.
-      if (decision.allowed && limiter.settles) limiter.settle(key, cost);
-      return decision;
-    }
+    if (line === undefined) return limiter.tryAcquire(key, cost);
     limiter.peek(key, cost); // throws, like the core, for a cost beyond capacity
     // Never ahead of the line: denied, with the wait behind every task of the key.
     return denyBehind(limiter, limiter.policyOf(key), key, line.totalCost + cost);
@@ -148,18 +139,6 @@ export class LocalPermits implements Permits {
         waiting.postpone(key, now + Math.max(1, decision.retryAfterMs));
       }
     }
-  }
-
-  /**
-   * A task of `key` ended: a policy that counts permits until their answer (`arrival-safe`)
-   * counts them from now, and the waiting tasks of the key, due "at the next answer", are
-   * re-timed.
-   */
-  settled(key: string, cost: number): void {
-    const { limiter, waiting } = this.core;
-    if (!limiter.settles) return;
-    limiter.settle(key, cost);
-    if (waiting.line(key) !== undefined) this.core.retime(key);
   }
 
   observe(_key: string, _signal: ServerSignal): void {}

@@ -44,12 +44,6 @@ export interface Permits {
    * permit from the send until the answer (the server counts arrivals, which lie between).
    */
   settled?(key: string, cost: number): void;
-  /**
-   * Whether `settled` wants to hear of a task starting now (read at each start). Absent: always.
-   * The in-memory limiter listens only once a key counts permits until their answer, so the
-   * fast path makes no closure per task until then.
-   */
-  readonly settles?: boolean;
 }
 
 /** What a permit source may use of its scheduler. */

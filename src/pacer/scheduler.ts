@@ -78,7 +78,6 @@ export class Scheduler implements SchedulerCore {
       () => this.flush(),
       () => this.store.publish(),
       permits.settled === undefined ? undefined : (key, cost) => permits.settled?.(key, cost),
-      () => permits.settles !== false,
     );
     this.timer = new Timer(clock, () => this.flush());
     this.store = new Snapshots(() => ({

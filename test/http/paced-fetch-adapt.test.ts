@@ -138,7 +138,7 @@ describe.each(['ietf', 'draft-7'] as const)(
       const backend = fixedWindowBackend(clock, dialect);
       server.use(backend.handler);
       const { pacedFetch, sent, statuses } = await run300(clock, {
-        limits: { limit: 20, windowMs: 1000, algorithm: 'token-bucket' },
+        limits: { limit: 20, windowMs: 1000 },
       });
       expect(statuses.every((status) => status === 200)).toBe(true);
       expect(backend.refusals()).toEqual([]);
@@ -229,7 +229,7 @@ describe('learn option', () => {
     server.use(http.get(`${ORIGIN}/*`, () => HttpResponse.json({ answer: ++answers })));
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 5, windowMs: 1000 },
       learn: { probe: true },
       fetch,
       clock,

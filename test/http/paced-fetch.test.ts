@@ -97,12 +97,11 @@ describe('createPacedFetch and Retry-After', () => {
     expect(arrivalsA).toEqual([
       ['POST /orders', 0, '{"item":42}'],
       ['POST /orders', 3000, '{"item":42}'],
-      // One window and 1 ms after the answer to the retried POST (the default, arrival-safe).
-      ['GET /list', 4001, ''],
+      ['GET /list', 4000, ''],
     ]);
     expect(arrivalsB).toEqual([
       ['/1', 0],
-      ['/2', 1001],
+      ['/2', 1000],
     ]);
   });
 

@@ -36,9 +36,9 @@ const DELAYS: readonly (readonly [number, number])[] = [
 
 /** The client configurations of the issue: the published limit, 10x too generous, none. */
 const CLIENTS: Record<string, () => Partial<PacedFetchOptions> | undefined> = {
-  'published (default)': () => ({ limits: { limit: LIMIT, windowMs: WINDOW_MS } }),
-  'published, token-bucket': () => ({
-    limits: { limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'token-bucket' },
+  'published (token bucket)': () => ({ limits: { limit: LIMIT, windowMs: WINDOW_MS } }),
+  'published, sliding-log': () => ({
+    limits: { limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'sliding-log' },
   }),
   '10x generous': () => ({ limits: { limit: LIMIT * 10, windowMs: WINDOW_MS } }),
   'zero configuration': () => ({}),

@@ -12,8 +12,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-// Exact projections of a token bucket: what these tests check is the hook, not the accounting.
-const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' } } as const;
+const oneASecond = { limits: { limit: 1, windowMs: 1000 } } as const;
 
 /** A paced fetch whose only permit is spent, so the next request waits in the queue. */
 async function spentPacer() {
@@ -72,9 +71,7 @@ describe('useRateLimitedFetch and the lifecycle of its request', () => {
   });
 
   it('aborts a request in flight when the input changes, and ignores its answer', async () => {
-    const { api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
-    });
+    const { api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
     const backend = setup();
     backend.hold();
     const seen: unknown[] = [];
@@ -219,9 +216,7 @@ describe('useRateLimitedFetch and the lifecycle of its request', () => {
   });
 
   it('compares init by value: a new inline object sends nothing, a new header refetches', async () => {
-    const { clock, api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
-    });
+    const { clock, api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
     const backend = setup();
     const { result, rerender } = renderHook(
       ({ lang }) =>
@@ -242,9 +237,7 @@ describe('useRateLimitedFetch and the lifecycle of its request', () => {
   });
 
   it('compares a Request input by value too', async () => {
-    const { api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
-    });
+    const { api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
     const backend = setup();
     const { result, rerender } = renderHook(
       ({ id }) => useRateLimitedFetch(new Request(`${API}/items/${id}`), { fetch: api }),

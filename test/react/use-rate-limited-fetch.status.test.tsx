@@ -11,8 +11,7 @@ import { API, advance, history, itemsApi, pacedOnClock, settle } from './support
 
 afterEach(cleanup);
 
-// Exact projections of a token bucket: what these tests check is the hook, not the accounting.
-const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' } } as const;
+const oneASecond = { limits: { limit: 1, windowMs: 1000 } } as const;
 
 describe('useRateLimitedFetch statuses', () => {
   it('is idle and sends nothing for a null input', async () => {
@@ -70,9 +69,7 @@ describe('useRateLimitedFetch statuses', () => {
   });
 
   it('is blocked until the Retry-After of a 429, then retries and succeeds', async () => {
-    const { clock, api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
-    });
+    const { clock, api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
     let calls = 0;
     let answer = () => {};
     const answered = new Promise<void>((resolve) => {
@@ -111,7 +108,7 @@ describe('useRateLimitedFetch statuses', () => {
     // A 429 with Retry-After does not spend `retry.limit`: `maxAttempts` bounds it.
     const clock = createManualClock();
     const api = createPacedFetch({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 10, windowMs: 1000 },
       clock,
       retry: { maxAttempts: 3 },
     });
@@ -143,9 +140,7 @@ describe('useRateLimitedFetch statuses', () => {
   });
 
   it('recovers from an error on refetch', async () => {
-    const { api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
-    });
+    const { api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
     let calls = 0;
     server.use(
       http.get(`${API}/flaky`, () => {
@@ -177,10 +172,7 @@ describe('useRateLimitedFetch statuses', () => {
   });
 
   it('waits queued, with no projected start, for a concurrency slot', async () => {
-    const { api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
-      concurrency: 1,
-    });
+    const { api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 }, concurrency: 1 });
     const backend = itemsApi();
     server.use(backend.handler);
     backend.hold();
@@ -244,9 +236,7 @@ describe('useRateLimitedFetch statuses', () => {
   });
 
   it('paces by the key, cost and priority it is given', async () => {
-    const { clock, api } = pacedOnClock({
-      limits: { limit: 2, windowMs: 1000, algorithm: 'token-bucket' },
-    });
+    const { clock, api } = pacedOnClock({ limits: { limit: 2, windowMs: 1000 } });
     const backend = itemsApi();
     server.use(backend.handler);
     const heavy = renderHook(() =>
