@@ -13,6 +13,8 @@ export {
   type RateLimiterOptions,
   type ServerSignal,
 } from './core/limiter.js';
+export type { Cost, UnitCosts, UnitInspection, UnitLimits } from './core/units.js';
+export type { ActualCost } from './http/unit-costs.js';
 export {
   type Algorithm,
   type Policy,

@@ -1,8 +1,13 @@
 import { AllOf, type Strategy, strategyFor } from './algorithms/index.js';
 import { type Policy, type ResolvedPolicy, resolvePolicy } from './policy.js';
+import { fail } from './validate.js';
+import { compileUnits, isUnitLimits, type UnitLimits, type UnitPolicy } from './units.js';
 
-/** One policy, or several that must all allow (`[perSecond(10), perDay(1000)]`). */
-export type PolicyInput = Policy | readonly Policy[];
+/**
+ * One policy, several that must all allow (`[perSecond(10), perDay(1000)]`), or limits per
+ * unit (`{ requests: perMinute(500), tokens: perMinute(200_000) }`, see units.ts).
+ */
+export type PolicyInput = Policy | readonly Policy[] | UnitLimits;
 
 /** Picks the policy of a key when its state is created, for per-tier limits. */
 export type PolicyResolver = (key: string) => PolicyInput;
@@ -28,10 +33,29 @@ export interface CompiledPolicy extends PolicySummary {
   readonly create: () => Strategy;
   /** The fastest `limit / windowMs`: the rate a learned rate (AIMD) starts from and ends at. */
   readonly peakPerMs: number;
+  /** With limits per unit: each unit's policy (the summary above is the first unit's). */
+  readonly units?: readonly UnitPolicy[];
 }
 
-/** Validates `input`, naming `field` in errors (`limits`, `limits[1].windowMs`). */
-export function compilePolicy(input: PolicyInput, field: string): CompiledPolicy {
+/**
+ * Validates `input`, naming `field` in errors (`limits`, `limits[1].windowMs`). With
+ * `untilAnswer`, each unit of limits per unit but the main one counts until its answer (see
+ * `UnitPolicy.untilAnswer`).
+ */
+export function compilePolicy(
+  input: PolicyInput,
+  field: string,
+  untilAnswer = false,
+): CompiledPolicy {
+  if (isUnitLimits(input)) {
+    const units = Object.keys(input).map((name, index) => {
+      const unit = input[name];
+      if (isUnitLimits(unit)) fail(`${field}.${name}`, 'a policy such as `perMinute(500)`', unit);
+      const compiled = compilePolicy(unit as Policy | readonly Policy[], `${field}.${name}`);
+      return untilAnswer && index > 0 ? { name, compiled, untilAnswer } : { name, compiled };
+    });
+    return compileUnits(units, field);
+  }
   const several = Array.isArray(input);
   if (several && input.length === 0) {
     throw new TypeError(`[fetch-pacer] Expected \`${field}\` to hold at least one policy, got []`);
@@ -62,9 +86,15 @@ export function policyResolver(
   input: PolicyInput | PolicyResolver,
   field: string,
   check?: (policies: readonly ResolvedPolicy[]) => void,
+  untilAnswer = false,
 ): (key: string) => CompiledPolicy {
   const compile = (policy: PolicyInput, name: string) => {
-    const compiled = compilePolicy(policy, name);
+    const compiled = compilePolicy(policy, name, untilAnswer);
+    if (check !== undefined && compiled.units !== undefined) {
+      throw new TypeError(
+        `[fetch-pacer] \`${name}\` gives limits per unit, which count in the pacer's own memory only: a shared store counts one unit. Leave out \`store\`, or give one policy.`,
+      );
+    }
     check?.(compiled.policies);
     return compiled;
   };

@@ -164,7 +164,15 @@ export function applySignal(
   const reset = serverDelay(signal.resetMs);
   const ends = reset !== undefined && reset > 0 ? now + reset : undefined;
   if (signal.kind === 'policy') {
-    const learned = adopt(states, key, now, signal.limit, signal.windowMs, 'server');
+    const learned = adopt(
+      states,
+      key,
+      now,
+      signal.limit,
+      signal.windowMs,
+      'server',
+      signal.bucket === true,
+    );
     if (learned !== undefined) {
       if (remaining === undefined) return;
       const { windowMs } = learned.policy;
@@ -238,6 +246,8 @@ function adopt(
   limit: number,
   windowMs: number,
   source: LearnedSource,
+  /** The server counts with a token bucket (`PolicySignal.bucket`). */
+  bucket = false,
 ): LearnedLimit | undefined {
   if (!(Number.isInteger(limit) && limit > 0 && windowMs > 0)) return undefined;
   const window = windowMs < MAX_DELAY_MS ? windowMs : MAX_DELAY_MS;
@@ -248,11 +258,17 @@ function adopt(
     current !== undefined &&
     current.policy.source === source &&
     current.policy.limit === limit &&
-    current.policy.windowMs === window
+    // A bucket's window is derived from each answer's reset: it wobbles by a few ms.
+    (current.policy.windowMs === window ||
+      (bucket && Math.abs(current.policy.windowMs - window) <= window / 20))
   ) {
     return current;
   }
-  const algorithm: Algorithm = limit <= MAX_LOGGED ? 'sliding-log' : 'sliding-window';
+  const algorithm: Algorithm = bucket
+    ? 'token-bucket'
+    : limit <= MAX_LOGGED
+      ? 'sliding-log'
+      : 'sliding-window';
   const resolved = resolvePolicy({ limit, windowMs: window, algorithm }, 'policy');
   const counter = strategyFor(resolved);
   const before = current?.counter ?? (state instanceof WithLearned ? state.base : state);

@@ -19,6 +19,16 @@ import {
 } from './learning.js';
 import { assertSignal, type ServerSignal } from './signal.js';
 import { IncrementalSweep } from './sweep.js';
+import { Units } from './algorithms/units.js';
+import {
+  type Cost,
+  inspectUnits,
+  noUnitsError,
+  statesOfUnit,
+  type UnitCosts,
+  type UnitInspection,
+  unitVector,
+} from './units.js';
 import {
   assertBound,
   assertFiniteNumber,
@@ -26,6 +36,7 @@ import {
   assertKnownOptions,
   assertPositiveInteger,
   describe,
+  fail,
 } from './validate.js';
 
 export type { PolicyInput, PolicyResolver, PolicySummary } from './compile.js';
@@ -43,6 +54,14 @@ export interface RateLimiterOptions {
   readonly maxKeys?: number;
   /** Monotonic ms. @default performance.now */
   readonly clock?: Ticker;
+  /**
+   * With limits per unit, every unit but the first (tokens) counts a request from its take until
+   * `settle(key, cost)` says its answer came, and is charged then: the server counts a request
+   * when it arrives, which lies between, so network jitter cannot bunch arrivals past its limit.
+   * A pacer counts so, and settles each task as it ends.
+   * @default false
+   */
+  readonly countUntilAnswer?: boolean;
 }
 
 /**
@@ -71,6 +90,11 @@ export class RateLimiter {
   );
   /** No state rests before this (valid until a state is created); spares futile sweeps. */
   private noRestBefore = Number.NEGATIVE_INFINITY;
+  /**
+   * Whether a task's end matters here: once a key counts a unit until its answer
+   * (`countUntilAnswer`), the pacer tells `settle` of every task's end. Never turns back.
+   */
+  settles = false;
 
   constructor(options: RateLimiterOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -78,8 +102,21 @@ export class RateLimiter {
         `[fetch-pacer] Expected RateLimiter options \`{ policy }\`, got ${describe(options)}`,
       );
     }
-    assertKnownOptions('createRateLimiter()', options, ['policy', 'maxKeys', 'clock']);
-    const { policy, maxKeys = Number.POSITIVE_INFINITY, clock = performanceTicker } = options;
+    assertKnownOptions('createRateLimiter()', options, [
+      'policy',
+      'maxKeys',
+      'clock',
+      'countUntilAnswer',
+    ]);
+    const {
+      policy,
+      maxKeys = Number.POSITIVE_INFINITY,
+      clock = performanceTicker,
+      countUntilAnswer = false,
+    } = options;
+    if (typeof countUntilAnswer !== 'boolean') {
+      fail('countUntilAnswer', 'a boolean', countUntilAnswer, TypeError);
+    }
     assertBound('maxKeys', maxKeys);
     if (typeof clock !== 'function') {
       throw new TypeError(
@@ -89,7 +126,7 @@ export class RateLimiter {
     this.maxKeys = maxKeys;
     this.now = monotonic(clock);
     this.blocks = new ServerBlocks(maxKeys);
-    this.compiled = policyResolver(policy, 'policy');
+    this.compiled = policyResolver(policy, 'policy', undefined, countUntilAnswer);
   }
 
   /** Keys with live state. */
@@ -98,21 +135,20 @@ export class RateLimiter {
   }
 
   /** Decides for `key` and, when allowed, takes `cost` permits. Throws if `cost` can never fit. */
-  tryAcquire(key: string, cost = 1): Decision {
-    if (cost !== 1) assertPositiveInteger('cost', cost);
+  tryAcquire(key: string, cost: Cost = 1): Decision {
+    // One comparison on the usual path (a cost of 1), as before there were units.
+    if (cost !== 1) {
+      if (typeof cost === 'object') return this.decideUnits(key, cost, true);
+      assertPositiveInteger('cost', cost);
+    }
     const now = this.now();
     let state = this.states.get(key);
     if (state === undefined) {
       const compiled = this.compiledFor(key, cost);
       const blocked = this.blockedDecision(key, now, cost, undefined, compiled.limit);
       if (blocked !== undefined) return blocked;
-      if (this.states.size >= this.maxKeys && !this.makeRoom(now)) {
-        return this.keyLimitDecision(now, compiled.limit);
-      }
-      state = compiled.create();
-      this.sweep.step(now);
-      this.states.set(key, state);
-      this.noRestBefore = Number.NEGATIVE_INFINITY;
+      state = this.addState(key, compiled, now);
+      if (state === undefined) return this.keyLimitDecision(now, compiled.limit);
     } else {
       if (cost > state.capacity) throw costError(cost, state.capacity);
       if (this.blocks.size !== 0) {
@@ -124,8 +160,12 @@ export class RateLimiter {
   }
 
   /** What `tryAcquire(key, cost)` would answer now, changing nothing. */
-  peek(key: string, cost = 1): Decision {
-    if (cost !== 1) assertPositiveInteger('cost', cost);
+  peek(key: string, cost: Cost = 1): Decision {
+    // One comparison on the usual path (a cost of 1), as before there were units.
+    if (cost !== 1) {
+      if (typeof cost === 'object') return this.decideUnits(key, cost, false);
+      assertPositiveInteger('cost', cost);
+    }
     const now = this.now();
     const state = this.states.get(key);
     if (state !== undefined) {
@@ -139,6 +179,20 @@ export class RateLimiter {
       return this.keyLimitDecision(now, compiled.limit);
     }
     return compiled.create().peek(now, cost);
+  }
+
+  /**
+   * A started request of `key` that took `cost` was answered: each unit counted until its
+   * answer (see `UnitPolicy.untilAnswer`) is charged from now. The pacer calls it as each task
+   * ends; a caller of the bare limiter with `countUntilAnswer` calls it when the response of a
+   * request arrives. A number, or a key without such units, changes nothing.
+   */
+  settle(key: string, cost: Cost = 1): void {
+    const state = this.states.get(key);
+    if (!(state instanceof Units) || typeof cost !== 'object') return;
+    state.answered(this.now(), unitVector(state.units, cost, 'cost'));
+    // It may rest sooner now.
+    this.noRestBefore = Number.NEGATIVE_INFINITY;
   }
 
   /**
@@ -180,7 +234,32 @@ export class RateLimiter {
   observe(key: string, signal: ServerSignal): void {
     assertKey(key);
     assertSignal(signal);
-    applySignal(this.keyStates, key, this.now(), signal);
+    // A signal in a unit the key does not count is ignored.
+    const { unit } = signal as { readonly unit?: string };
+    const states = statesOfUnit(this.keyStates, key, unit);
+    if (states !== undefined) applySignal(states, key, this.now(), signal);
+  }
+
+  /**
+   * The real cost of a request of `key` is known (an LLM answer's `usage`): charges `delta` more
+   * in each unit it names, or gives it back where negative (see `Units.adjust`). For keys with
+   * limits per unit.
+   */
+  adjust(key: string, delta: UnitCosts): void {
+    assertKey(key);
+    const { units } = this.compiled(key);
+    if (units === undefined) throw noUnitsError(key, 'delta');
+    const amounts = unitVector(units, delta, 'delta', true);
+    // A give-back to a key at rest (no state) changes nothing.
+    if (!this.states.has(key) && amounts.every((amount) => amount <= 0)) return;
+    const state = this.stateFor(key, this.now());
+    if (state instanceof Units) state.adjust(this.now(), amounts);
+  }
+
+  /** Each unit of `key` (limits per unit only, else undefined): level, capacity, learned. */
+  unitsOf(key: string): Readonly<Record<string, UnitInspection>> | undefined {
+    assertKey(key);
+    return inspectUnits(this.compiled(key), this.states.get(key), this.now());
   }
 
   /**
@@ -229,6 +308,44 @@ export class RateLimiter {
   /** Drops every key at rest (and every expired block); returns how many keys were dropped. */
   evictIdle(): number {
     return this.sweepAll(this.now());
+  }
+
+  /** A fresh state for a new `key`, kept; undefined when `maxKeys` leaves no room for it. */
+  private addState(key: string, compiled: CompiledPolicy, now: number): Strategy | undefined {
+    if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return undefined;
+    const state = compiled.create();
+    this.sweep.step(now);
+    this.states.set(key, state);
+    this.noRestBefore = Number.NEGATIVE_INFINITY;
+    return state;
+  }
+
+  /** `tryAcquire` (`take`) or `peek` for amounts per unit: as for a number, in every unit. */
+  private decideUnits(key: string, costs: UnitCosts, take: boolean): Decision {
+    assertKey(key);
+    const compiled = this.compiled(key);
+    if (compiled.units === undefined) throw noUnitsError(key, 'cost');
+    // From the first amounts per unit on, the pacer tells of each task's end (see `settle`).
+    if (!this.settles && compiled.units.some((unit) => unit.untilAnswer === true)) {
+      this.settles = true;
+    }
+    const amounts = unitVector(compiled.units, costs, 'cost');
+    const now = this.now();
+    let state = this.states.get(key);
+    if (state === undefined && take) {
+      state = this.addState(key, compiled, now);
+      if (state === undefined) return this.keyLimitDecision(now, compiled.limit);
+    } else if (state === undefined && this.states.size >= this.maxKeys && !this.anyAtRest(now)) {
+      return this.keyLimitDecision(now, compiled.limit);
+    }
+    const units = state instanceof Units ? state : new Units(compiled.units);
+    const blocked = this.blockedDecision(key, now, 0, undefined, compiled.limit);
+    if (blocked === undefined) return units.decide(now, amounts, take);
+    // Past the block every unit must still allow it: wait for both.
+    const rate = units.decide(now, amounts, false);
+    if (rate.retryAfterMs <= blocked.retryAfterMs) return blocked;
+    const { retryAfterMs, resetMs } = rate;
+    return deny('blocked', retryAfterMs, 0, Math.max(resetMs, blocked.resetMs), rate.limit);
   }
 
   /** The state of `key`, made if it has none and there is room for it (`undefined` if not). */

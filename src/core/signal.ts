@@ -14,6 +14,8 @@ export interface QuotaSignal {
   readonly remaining: number;
   /** ms until the server's quota resets; with `remaining: 0` the key is blocked that long. */
   readonly resetMs?: number | undefined;
+  /** The unit counted (`'tokens'`), for a key with limits per unit. @default its main unit */
+  readonly unit?: string | undefined;
 }
 
 /**
@@ -27,6 +29,14 @@ export interface PolicySignal {
   readonly windowMs: number;
   readonly remaining?: number | undefined;
   readonly resetMs?: number | undefined;
+  /** The unit of the policy (`'tokens'`), for a key with limits per unit. @default its main unit */
+  readonly unit?: string | undefined;
+  /**
+   * The server counts with a token bucket refilled continuously (OpenAI's and Anthropic's
+   * tokens): the key learns one (O(1) memory whatever the limit, its count read as a bucket's).
+   * Else an exact window.
+   */
+  readonly bucket?: boolean | undefined;
 }
 
 /**
@@ -95,7 +105,10 @@ export function assertSignal(signal: unknown): asserts signal is ServerSignal {
       `[fetch-pacer] Expected a server signal such as \`{ kind: 'quota', remaining }\`, got ${describe(signal)}`,
     );
   }
-  const { remaining } = signal as { remaining?: unknown };
+  const { remaining, unit } = signal as { remaining?: unknown; unit?: unknown };
+  if (unit !== undefined && typeof unit !== 'string') {
+    throw new TypeError(`[fetch-pacer] Expected \`unit\` to be a string, got ${describe(unit)}`);
+  }
   if ((kind === 'quota' || remaining !== undefined) && !isCount(remaining)) {
     throw new RangeError(
       `[fetch-pacer] Expected \`remaining\` to be an integer >= 0, got ${describe(remaining)}`,

@@ -1,10 +1,5 @@
-import {
-  assertFiniteNumber,
-  assertKnownOptions,
-  assertPositiveInteger,
-  describe,
-  fail,
-} from '../core/validate.js';
+import { assertFiniteNumber, assertKnownOptions, describe, fail } from '../core/validate.js';
+import { assertCost, type UnitCosts } from '../core/units.js';
 import { isRateLimitError } from '../pacer/errors.js';
 import { PACER_OPTIONS, type PacerOptions } from '../pacer/options.js';
 import { createPacer } from '../pacer/pacer.js';
@@ -14,6 +9,7 @@ import { applyServerAnswer } from './answer-to-pacer.js';
 import { readBodyHintText } from './body-hint.js';
 import { isRefusal, mayRetry, type RetryOptions, refusalOf, resolveRetry } from './retry-policy.js';
 import { readServerAnswer, type ServerAnswer } from './server-answer.js';
+import { type ActualCost, adjustToActual, applyUnitQuotas } from './unit-costs.js';
 
 /** The fetch being paced: the global one by default, looked up at each call. */
 export type FetchFunction = (input: Request) => Promise<Response>;
@@ -28,8 +24,21 @@ export interface PacedFetchOptions extends Partial<PacerOptions> {
   readonly fetch?: FetchFunction;
   /** The rate-limit key of a request. @default the request's origin (`https://api.example.com`) */
   readonly key?: (request: Request) => string;
-  /** Permits a request takes. @default 1 */
-  readonly cost?: (request: Request) => number;
+  /**
+   * Permits a request takes, or with limits per unit its amount in each
+   * (`(request, init) => ({ requests: 1, tokens: estimate })`). `init` is the call's own
+   * `RequestInit`, so an estimate can read a body given as a string (as the OpenAI and Anthropic
+   * SDKs give their JSON) without reading the request's stream. @default 1
+   */
+  readonly cost?: (request: Request, init: RequestInit | undefined) => number | UnitCosts;
+  /**
+   * The real cost of a request once its answer has come, for costs known only then (an LLM's
+   * `usage`): given a clone of the response, it returns the amounts the request really took, and
+   * the difference from its `cost` is charged or given back at once (`pacer.adjust`), so the
+   * next requests start as early as the server takes them. Never holds the response: a
+   * stream's usage counts when it arrives, or never. See `ActualCost`.
+   */
+  readonly actualCost?: ActualCost;
   /** Higher goes first among waiting requests of its key. @default 0 */
   readonly priority?: (request: Request) => number;
   /**
@@ -58,8 +67,8 @@ export interface PacedFetchOptions extends Partial<PacerOptions> {
 export interface RequestPacing {
   /** The rate-limit key of this request. @default the paced fetch's `key(request)` */
   readonly key?: string | undefined;
-  /** Permits this request takes. @default the paced fetch's `cost(request)`, else 1 */
-  readonly cost?: number | undefined;
+  /** Permits (or amounts per unit) this request takes. @default the paced fetch's `cost(request)`, else 1 */
+  readonly cost?: number | UnitCosts | undefined;
   /** Higher starts first among waiting requests of its key. @default `priority(request)`, else 0 */
   readonly priority?: number | undefined;
   /**
@@ -106,6 +115,7 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     fetch: fetchImpl,
     key: keyOf = originOf,
     cost: costOf,
+    actualCost: actualCostOf,
     priority: priorityOf,
     retry: retryOptions,
     readRateLimitHeaders = true,
@@ -117,6 +127,7 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     ['fetch', fetchImpl],
     ['key', keyOf],
     ['cost', costOf],
+    ['actualCost', actualCostOf],
     ['priority', priorityOf],
     ['wallClock', wallClock],
   ] as const) {
@@ -166,7 +177,7 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     const request = new Request(input, requestInit);
     // The call's own pacing wins; the functions are not even asked then.
     const key = pacing?.key ?? keyOf(request);
-    const cost = pacing?.cost ?? costOf?.(request);
+    const cost = pacing?.cost ?? costOf?.(request, requestInit);
     const priority = pacing?.priority ?? priorityOf?.(request);
     const onProgress = pacing?.onProgress;
     if (probing) adapterOf(pacer).calling(key); // a key at rest probes first (adapt.ts)
@@ -198,7 +209,13 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
       const answer = await answerOf(response);
       const refusal = refusalOf(retry, response.status, answer, unexplained);
       applyServerAnswer(pacer, key, answer, refusal, { learning });
-      if (refusal === undefined) return response;
+      if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
+      if (refusal === undefined) {
+        if (actualCostOf !== undefined) {
+          adjustToActual(pacer, key, cost ?? 1, actualCostOf, response, request);
+        }
+        return response;
+      }
       if (!mayRetry(retry, refusal, request.method, attempt, unexplained)) return response;
       if (refusal.waitMs > retry.maxRetryAfterMs) return response;
       if (!refusal.explained) unexplained++;
@@ -216,6 +233,7 @@ const PACED_FETCH_OPTIONS: readonly string[] = [
   'fetch',
   'key',
   'cost',
+  'actualCost',
   'priority',
   'retry',
   'readRateLimitHeaders',
@@ -265,7 +283,7 @@ function checkPacing(pacing: unknown): RequestPacing {
     );
   }
   // A TypeError for the wrong type, a RangeError for a number out of range: as `schedule`.
-  if (cost !== undefined) assertPositiveInteger('pacing.cost', cost);
+  if (cost !== undefined) assertCost('pacing.cost', cost);
   if (priority !== undefined) assertFiniteNumber('pacing.priority', priority);
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new TypeError(

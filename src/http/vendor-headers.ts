@@ -26,7 +26,10 @@ export interface QuotaFields {
   resetFull?: true | undefined;
 }
 
-/** A quota of another unit than requests (tokens), read for issue 14, not paced on. */
+/**
+ * A quota of another unit than requests (tokens): a key with limits in that unit is paced on it
+ * (see `applyUnitQuotas`).
+ */
 export interface UnitQuota {
   /** `'tokens'`, `'input-tokens'` or `'output-tokens'`. */
   readonly unit: string;
@@ -34,6 +37,8 @@ export interface UnitQuota {
   readonly limit?: number | undefined;
   /** ms until the quota is full again. */
   readonly resetMs?: number | undefined;
+  /** How finely `resetMs` was given (see `ServerQuotaReport.resetPrecisionMs`). */
+  readonly resetPrecisionMs?: number | undefined;
 }
 
 type ResetReader = (value: string, nowEpochMs: number) => ReadDelay | undefined;
@@ -146,14 +151,16 @@ export function fromShopify(headers: Headers): QuotaFields | undefined {
 /**
  * The token quotas of OpenAI (`x-ratelimit-*-tokens`, Go durations) and Anthropic
  * (`anthropic-ratelimit-{tokens,input-tokens,output-tokens}-*`, RFC 3339): another unit than
- * the requests the pacer counts, so reported beside them (issue 14), never paced on here.
+ * requests, reported beside them.
  */
 export function readTokenQuotas(headers: Headers, now: number): UnitQuota[] {
   const quotas: UnitQuota[] = [];
   const add = (unit: string, fields: QuotaFields | undefined) => {
     if (fields !== undefined) {
-      const { remaining, limit, resetMs } = fields;
-      quotas.push(definedFields({ unit, remaining, limit, resetMs }) as UnitQuota);
+      const { remaining, limit, resetMs, resetPrecisionMs } = fields;
+      quotas.push(
+        definedFields({ unit, remaining, limit, resetMs, resetPrecisionMs }) as UnitQuota,
+      );
     }
   };
   add('tokens', family(headers, now, 'x-ratelimit-', '-tokens', goReset));

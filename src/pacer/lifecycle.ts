@@ -1,3 +1,4 @@
+import type { Cost } from '../core/units.js';
 import { reportStarted } from './progress.js';
 import type { Task } from './task.js';
 import type { TaskProgress } from './types.js';
@@ -17,21 +18,26 @@ export class RunningTasks {
     private readonly ended: () => void,
     private readonly started: () => void,
     /** Told of each started task that settled (see `Permits.settled`); optional. */
-    private readonly settled?: (key: string, cost: number) => void,
+    private readonly settled?: (key: string, cost: Cost) => void,
+    /**
+     * Whether `settled` wants to hear of tasks started now: until it does, the fast path makes
+     * no closure per task.
+     */
+    private readonly listening: () => boolean = () => true,
   ) {}
 
   /** Runs a task with no queue entry (the fast path): the caller's promise is all it costs. */
   runNow<T>(
     run: () => T | PromiseLike<T>,
     key: string,
-    cost: number,
+    cost: Cost,
     onProgress: ((progress: TaskProgress) => void) | undefined,
   ): Promise<T> {
     this.count++;
     reportStarted(onProgress);
     // A listener to the settling needs the key: closures per task only when there is one.
     const { settled } = this;
-    if (settled !== undefined) {
+    if (settled !== undefined && this.listening()) {
       const end = () => {
         settled(key, cost);
         this.end();
@@ -120,7 +126,7 @@ export class RunningTasks {
   }
 
   private finish(task: Task, ok: boolean, value: unknown): void {
-    this.settled?.(task.key, task.cost);
+    this.settled?.(task.key, task.units ?? task.cost);
     this.count--;
     settle(task, ok, value);
     this.ended();

@@ -1,5 +1,6 @@
 import type { Decision } from '../core/decision.js';
 import type { ServerSignal } from '../core/signal.js';
+import type { Cost } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
 import type { Permits, SchedulerCore } from './permits.js';
 import { denyBehind, inspectKey, project } from './projection.js';
@@ -14,6 +15,11 @@ import type { KeyInspection } from './types.js';
 export class LocalPermits implements Permits {
   readonly pending = 0;
 
+  /** Listens to task ends only once a key counts a unit until its answer (see `settled`). */
+  get settles(): boolean {
+    return this.core.limiter.settles;
+  }
+
   constructor(private readonly core: SchedulerCore) {}
 
   /**
@@ -25,13 +31,15 @@ export class LocalPermits implements Permits {
    * moment outside the last whole ms is not trusted (a window algorithm's level is no token
    * count, and with several policies another one may bind), and the whole ms stands.
    */
-  waitOf(key: string, cost: number): number {
+  waitOf(key: string, cost: Cost): number {
     const { limiter, options } = this.core;
     if (options.mode === 'reject') return 0;
     const decision = limiter.peek(key, cost);
     const whole = decision.retryAfterMs;
     if (decision.allowed || whole === 0) return 0;
     let exact: number;
+    // Amounts per unit: the binding unit is not known here, so the whole ms stands.
+    if (typeof cost === 'object') return whole;
     if (decision.reason === 'rate') {
       exact = (cost - limiter.level(key)) / limiter.policyOf(key).ratePerMs;
     } else if (decision.reason === 'blocked') {
@@ -57,7 +65,7 @@ export class LocalPermits implements Permits {
     }
     let decision: Decision;
     try {
-      decision = core.limiter.tryAcquire(options.key, options.cost);
+      decision = core.limiter.tryAcquire(options.key, options.units ?? options.cost);
     } catch {
       return undefined; // a cost beyond capacity: `admit` rejects it with the core's error
     }
@@ -70,7 +78,7 @@ export class LocalPermits implements Permits {
     const { mode, maxQueue, maxWaitMs } = core.options;
     const { key, cost, priority, front } = options;
     try {
-      const decision = limiter.peek(key, cost);
+      const decision = limiter.peek(key, options.units ?? cost);
       if (mode === 'reject' && !decision.allowed) {
         return core.deny(new RateLimitError(decision, { key }));
       }
@@ -119,7 +127,7 @@ export class LocalPermits implements Permits {
       const task = key.line.head as Task;
       let decision: Decision;
       try {
-        decision = limiter.tryAcquire(key.key, task.cost);
+        decision = limiter.tryAcquire(key.key, task.units ?? task.cost);
       } catch (error) {
         waiting.remove(task);
         core.settle(task, false, error);
@@ -139,6 +147,17 @@ export class LocalPermits implements Permits {
         waiting.postpone(key, now + Math.max(1, decision.retryAfterMs));
       }
     }
+  }
+
+  /**
+   * A task of `key` ended: a unit counted until the answer (see `UnitPolicy.untilAnswer`) is
+   * charged from now, and the waiting tasks of the key, due "at the next answer", are re-timed.
+   */
+  settled(key: string, cost: Cost): void {
+    const { limiter, waiting } = this.core;
+    if (!limiter.settles) return;
+    limiter.settle(key, cost);
+    if (waiting.line(key) !== undefined) this.core.retime(key);
   }
 
   observe(_key: string, _signal: ServerSignal): void {}

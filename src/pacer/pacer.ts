@@ -31,6 +31,7 @@ export function createPacer(options: PacerOptions): Pacer {
     now: () => scheduler.now(),
     blockUntil: (key, until) => scheduler.blockUntil(key, until),
     observe: (key, quota) => scheduler.observe(key, quota),
+    adjust: (key, delta) => scheduler.adjust(key, delta),
     pause: () => scheduler.pause(),
     resume: () => scheduler.resume(),
     onIdle: () => scheduler.onIdle(),

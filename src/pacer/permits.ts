@@ -2,6 +2,7 @@ import type { Ticker } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
 import type { RateLimiter } from '../core/limiter.js';
 import type { ServerSignal } from '../core/signal.js';
+import type { Cost } from '../core/units.js';
 import type { RateLimitError } from './errors.js';
 import type { ResolvedPacerOptions } from './options.js';
 import type { Store } from './store-contract.js';
@@ -18,7 +19,7 @@ import type { WaitingTasks } from './waiting.js';
  */
 export interface Permits {
   /** ms until the head task of `key` (costing `cost`) should be decided: its due time. */
-  waitOf(key: string, cost: number): number;
+  waitOf(key: string, cost: Cost): number;
   /**
    * The fast path, for a task nothing can be ahead of: run it now if its permit exists (no
    * queue entry, no task object). Undefined: it goes through `admit`.
@@ -43,7 +44,13 @@ export interface Permits {
    * response arrived). Optional, and free when absent: the seam for accounting that counts a
    * permit from the send until the answer (the server counts arrivals, which lie between).
    */
-  settled?(key: string, cost: number): void;
+  settled?(key: string, cost: Cost): void;
+  /**
+   * Whether `settled` wants to hear of a task starting now (read at each start). Absent: always.
+   * The in-memory limiter listens only once a key counts a unit until its answer, so the fast
+   * path makes no closure per task until then.
+   */
+  readonly settles?: boolean;
 }
 
 /** What a permit source may use of its scheduler. */

@@ -241,7 +241,8 @@ function call(listener: (progress: TaskProgress) => void, progress: TaskProgress
   }
 }
 
-function reportListenerError(error: unknown): void {
+/** A listener's error, reported (`reportError`, or thrown from a microtask) so the pacer goes on. */
+export function reportListenerError(error: unknown): void {
   const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;
   if (typeof report === 'function') report(error);
   else

@@ -1,5 +1,6 @@
 import { type Decision, deny, wholeMs } from '../core/decision.js';
 import type { LearnedPolicy, PolicySummary, RateLimiter } from '../core/limiter.js';
+import type { UnitCosts } from '../core/units.js';
 import type { KeyInspection } from './types.js';
 
 /**
@@ -61,7 +62,7 @@ export function inspectKey(
   key: string,
   at: number,
   queued: number,
-  head: { readonly cost: number } | undefined,
+  head: { readonly cost: number; readonly units: UnitCosts | undefined } | undefined,
 ): KeyInspection {
   const inspection = {
     at,
@@ -71,8 +72,15 @@ export function inspectKey(
     queued,
     blockedUntil: limiter.blockedUntil(key),
     ...(info.learned === undefined ? {} : { learned: info.learned }),
+    ...unitsOf(limiter, key),
   };
   if (head === undefined) return Object.freeze(inspection);
-  const nextStartAt = at + limiter.peek(key, head.cost).retryAfterMs;
+  const nextStartAt = at + limiter.peek(key, head.units ?? head.cost).retryAfterMs;
   return Object.freeze({ ...inspection, nextStartAt });
+}
+
+/** `{ units }` for a key with limits per unit, else nothing (a plain key's inspection is unchanged). */
+function unitsOf(limiter: RateLimiter, key: string): Pick<KeyInspection, 'units'> {
+  const units = limiter.unitsOf(key);
+  return units === undefined ? {} : { units };
 }

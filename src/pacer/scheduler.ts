@@ -1,5 +1,6 @@
 import { monotonic, type Ticker } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
+import type { Cost, UnitCosts } from '../core/units.js';
 import { RateLimiter, type ServerSignal } from '../core/limiter.js';
 import { assertPositiveInteger } from '../core/validate.js';
 import { onAbort } from './abort.js';
@@ -66,7 +67,13 @@ export class Scheduler implements SchedulerCore {
     const { limits, maxKeys, clock } = options;
     const read = monotonic(() => clock.now());
     this.now = () => this.pinned ?? read();
-    this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: this.now });
+    // A task's end is its answer: units but the main one count until then (see `settled`).
+    this.limiter = new RateLimiter({
+      policy: limits,
+      maxKeys,
+      clock: this.now,
+      countUntilAnswer: true,
+    });
     this.waiting = new WaitingTasks(
       (key, cost, now) => this.waitAt(key, cost, now),
       this.now,
@@ -78,6 +85,7 @@ export class Scheduler implements SchedulerCore {
       () => this.flush(),
       () => this.store.publish(),
       permits.settled === undefined ? undefined : (key, cost) => permits.settled?.(key, cost),
+      () => permits.settles !== false,
     );
     this.timer = new Timer(clock, () => this.flush());
     this.store = new Snapshots(() => ({
@@ -108,7 +116,7 @@ export class Scheduler implements SchedulerCore {
   /** The fast path's start: the permit is taken, the task runs now with no queue entry. */
   runNow<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
     this.admitted++;
-    return this.running.runNow(run, options.key, options.cost, options.onProgress);
+    return this.running.runNow(run, options.key, options.units ?? options.cost, options.onProgress);
   }
 
   /** Puts a checked task in its line: listening to its signal and, if asked, reporting. */
@@ -147,6 +155,13 @@ export class Scheduler implements SchedulerCore {
     assertKey(key);
     this.limiter.observe(key, signal);
     this.permits.observe(key, signal);
+    this.retime(key);
+  }
+
+  adjust(key: string, delta: UnitCosts): void {
+    if (this.disposed) throw new PacerDisposedError();
+    assertKey(key);
+    this.limiter.adjust(key, delta);
     this.retime(key);
   }
 
@@ -261,7 +276,7 @@ export class Scheduler implements SchedulerCore {
    * time, so the due time `now + wait` is where the permits are, not off by the µs between two
    * readings (which moved every projection behind the head, issue 15).
    */
-  private waitAt(key: string, cost: number, now: number): number {
+  private waitAt(key: string, cost: Cost, now: number): number {
     this.pinned = now;
     try {
       return this.permits.waitOf(key, cost);

@@ -34,7 +34,8 @@ export class StoreLink {
     onEvent: (event: StoreEvent) => void,
   ) {
     // A store that cannot count a static policy says so now, from createPacer.
-    this.limitsOf = policyResolver(limits, 'limits', store.check?.bind(store));
+    // Always a check, even for a store without its own: limits per unit are refused there.
+    this.limitsOf = policyResolver(limits, 'limits', (policies) => store.check?.(policies));
     this.unsubscribe = store.subscribe?.((event) => {
       if (!this.lifetime.signal.aborted) onEvent(event);
     });

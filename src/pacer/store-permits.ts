@@ -55,7 +55,8 @@ export class StorePermits implements Permits {
     let ahead = 0;
     try {
       // Throws, like the core, for a cost beyond capacity; denies during a known server block.
-      const known = this.core.limiter.peek(key, cost);
+      // Amounts per unit throw here: a store's limits count one unit.
+      const known = this.core.limiter.peek(key, options.units ?? cost);
       this.shared.prepare(key);
       if (mode === 'reject' && known.reason === 'blocked') {
         return this.core.deny(new RateLimitError(known, { key }));

@@ -1,4 +1,5 @@
-import { assertPositiveInteger, describe } from '../core/validate.js';
+import { assertCost, type UnitCosts } from '../core/units.js';
+import { describe } from '../core/validate.js';
 import type { DueItem } from '../core/due-heap.js';
 import type { Line, LineNode } from './line.js';
 import type { ScheduleOptions, TaskProgress } from './types.js';
@@ -11,6 +12,8 @@ export interface Task extends LineNode {
   readonly run: () => unknown;
   readonly key: string;
   readonly cost: number;
+  /** A cost in named units (the limiter decides on it; `cost` is then 1, see TaskOptions). */
+  readonly units: UnitCosts | undefined;
   readonly priority: number;
   /** Enqueue order over the whole pacer: breaks ties between keys due at the same time. */
   readonly order: number;
@@ -61,7 +64,12 @@ export interface WaitingKey extends DueItem {
 /** Schedule options checked, defaults filled in. */
 export interface TaskOptions {
   readonly key: string;
+  /**
+   * Permits in the key's main unit: what the line counts positions and projects waits in. A
+   * cost in named units counts 1 there (one request), and is decided on as `units`.
+   */
   readonly cost: number;
+  readonly units: UnitCosts | undefined;
   readonly priority: number;
   readonly signal: AbortSignal | undefined;
   readonly front: boolean;
@@ -83,7 +91,7 @@ export function resolveTaskOptions(options: ScheduleOptions | undefined): TaskOp
   }
   const { key = DEFAULT_KEY, cost = 1, priority = 0, signal, front = false, onProgress } = options;
   assertKey(key);
-  assertPositiveInteger('cost', cost);
+  assertCost('cost', cost);
   if (typeof priority !== 'number' || !Number.isFinite(priority)) {
     const message = `[fetch-pacer] Expected \`priority\` to be a finite number, got ${describe(priority)}`;
     throw typeof priority === 'number' ? new RangeError(message) : new TypeError(message);
@@ -101,13 +109,17 @@ export function resolveTaskOptions(options: ScheduleOptions | undefined): TaskOp
       `[fetch-pacer] Expected \`onProgress\` to be a function, got ${describe(onProgress)}`,
     );
   }
-  return { key, cost, priority, signal, front, onProgress };
+  if (typeof cost === 'object') {
+    return { key, cost: 1, units: cost, priority, signal, front, onProgress };
+  }
+  return { key, cost, units: undefined, priority, signal, front, onProgress };
 }
 
 /** The options of a task scheduled without any: one shared frozen object. */
 const NO_OPTIONS: TaskOptions = Object.freeze({
   key: DEFAULT_KEY,
   cost: 1,
+  units: undefined,
   priority: 0,
   signal: undefined,
   front: false,
@@ -138,7 +150,7 @@ function isSignal(value: unknown): value is AbortSignal {
 /** A queued task and the promise `schedule()` returns for it. */
 export function createTask<T>(
   run: () => T | PromiseLike<T>,
-  options: Pick<TaskOptions, 'key' | 'cost' | 'priority' | 'signal' | 'onProgress'>,
+  options: Pick<TaskOptions, 'key' | 'cost' | 'units' | 'priority' | 'signal' | 'onProgress'>,
   order: number,
 ): { readonly task: Task; readonly promise: Promise<T> } {
   // `Promise.withResolvers`, which Node 20 lacks.
@@ -153,6 +165,7 @@ export function createTask<T>(
   const task: Task = {
     key: options.key,
     cost: options.cost,
+    units: options.units,
     priority: options.priority,
     signal: options.signal,
     onProgress: options.onProgress,

@@ -1,13 +1,18 @@
 import type { Decision } from '../core/decision.js';
 import type { LearnedPolicy } from '../core/learning.js';
 import type { ServerSignal } from '../core/signal.js';
+import type { UnitCosts, UnitInspection } from '../core/units.js';
 
 /** Where and how a task is paced. Every field may be left out (or passed as `undefined`). */
 export interface ScheduleOptions {
   /** The rate-limit key (an origin, a user, an API token). @default 'default' */
   readonly key?: string | undefined;
-  /** Permits the task takes: a positive integer, at most the policy's capacity. @default 1 */
-  readonly cost?: number | undefined;
+  /**
+   * Permits the task takes: a positive integer, at most the policy's capacity; or, for limits
+   * per unit, an amount in each (`{ requests: 1, tokens: 812 }`, a unit left out is 0).
+   * @default 1
+   */
+  readonly cost?: number | UnitCosts | undefined;
   /**
    * Higher starts first among the waiting tasks of the same key; FIFO within a priority.
    * Any finite number. A steady stream of higher-priority tasks can hold lower ones back.
@@ -102,6 +107,11 @@ export interface KeyInspection {
    * Absent while it has learned none.
    */
   readonly learned?: LearnedPolicy;
+  /**
+   * With limits per unit: each unit by name (`units.tokens.level`), its learned policy too. The
+   * fields above are the main (first) unit's.
+   */
+  readonly units?: Readonly<Record<string, UnitInspection>>;
 }
 
 export interface Pacer {
@@ -143,6 +153,15 @@ export interface Pacer {
    * an unknown key or the answer that ends it. With a store, the store hears it too.
    */
   observe(key: string, signal: ServerSignal): void;
+  /**
+   * The real cost of a started task of `key` is known (an LLM answer's `usage`): charges
+   * `delta` more in each unit it names, or gives it back where negative
+   * (`{ tokens: used - estimated }`), at once, and re-times the waiting tasks of the key. (Not
+   * `settle`: that is the limiter's word for a permit whose answer came.) A
+   * give-back never raises a unit above its capacity; a charge beyond what a unit holds is paid
+   * as its permits come back. For limits per unit (in the pacer's own memory).
+   */
+  adjust(key: string, delta: UnitCosts): void;
   /** No task starts until `resume()`; queued tasks keep their place. Clears the timer. */
   pause(): void;
   resume(): void;

@@ -1,4 +1,5 @@
 import { DueHeap } from '../core/due-heap.js';
+import type { Cost } from '../core/units.js';
 import { Line } from './line.js';
 import type { Task, WaitingKey } from './task.js';
 
@@ -19,7 +20,7 @@ export class WaitingTasks {
    * @param dropped called with a head task whose `waitOf` threw: it has left the line.
    */
   constructor(
-    private readonly waitOf: (key: string, cost: number, now: number) => number,
+    private readonly waitOf: (key: string, cost: Cost, now: number) => number,
     private readonly now: () => number,
     private readonly dropped: (task: Task, error: unknown) => void,
   ) {}
@@ -121,7 +122,7 @@ export class WaitingTasks {
       const now = this.now();
       let wait: number;
       try {
-        wait = this.waitOf(waiting.key, head.cost, now);
+        wait = this.waitOf(waiting.key, head.units ?? head.cost, now);
       } catch (error) {
         waiting.line.remove(head);
         this.count--;

@@ -58,7 +58,7 @@ export class LevelStore {
       this.current = next;
       for (const listener of [...this.listeners]) listener();
     }
-    if (next.level < next.capacity) this.wake();
+    if (next.level < next.capacity || refilling(next.units)) this.wake();
   }
 }
 
@@ -76,8 +76,42 @@ function differs(a: KeyInspection, b: KeyInspection): boolean {
     a.nextStartAt !== b.nextStartAt ||
     a.learned?.limit !== b.learned?.limit ||
     a.learned?.windowMs !== b.learned?.windowMs ||
-    a.learned?.source !== b.learned?.source
+    a.learned?.source !== b.learned?.source ||
+    unitsDiffer(a.units, b.units)
   );
+}
+
+type Units = KeyInspection['units'];
+
+/** Whether a unit (tokens) is below its capacity: the gauge of that unit still moves. */
+function refilling(units: Units): boolean {
+  if (units === undefined) return false;
+  for (const name of Object.keys(units)) {
+    const unit = units[name];
+    if (unit !== undefined && unit.level < unit.capacity) return true;
+  }
+  return false;
+}
+
+/** The units of two inspections differ where a gauge per unit would draw them differently. */
+function unitsDiffer(a: Units, b: Units): boolean {
+  if (a === undefined || b === undefined) return a !== b;
+  for (const name of Object.keys(b)) {
+    const x = a[name];
+    const y = b[name];
+    if (
+      x === undefined ||
+      y === undefined ||
+      x.level !== y.level ||
+      x.capacity !== y.capacity ||
+      x.limit !== y.limit ||
+      x.learned?.limit !== y.learned?.limit ||
+      x.learned?.windowMs !== y.learned?.windowMs
+    ) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** `requestAnimationFrame` where there is one (looked up per call), else a ~60 Hz timeout. */

@@ -6,7 +6,8 @@ import { type PacerSource, pacerOf } from './source.js';
 
 /**
  * The live state of one key for a gauge: `level` (permits now, a float), `capacity`, `limit`,
- * `queued`, `blockedUntil`, `nextStartAt` and `learned` (the server's policy it adopted). It is
+ * `queued`, `blockedUntil`, `nextStartAt`, `learned` (the server's policy it adopted) and, with
+ * limits per unit, `units` (each unit's `level`, `capacity`, `limit`, `learned`). It is
  * sampled on animation frames only while the bucket refills, so a gauge animates smoothly and
  * an idle page does no work; every gauge of a key shares one sampling loop.
  *
@@ -28,7 +29,7 @@ export function useBucketLevel(source: PacerSource | undefined, key?: string): K
     let resting: KeyInspection | undefined;
     return () => {
       if (resting === undefined) {
-        const { capacity, limit } = pacer.inspect(key);
+        const { capacity, limit, units } = pacer.inspect(key);
         resting = Object.freeze({
           at: 0,
           level: capacity,
@@ -36,10 +37,24 @@ export function useBucketLevel(source: PacerSource | undefined, key?: string): K
           limit,
           queued: 0,
           blockedUntil: undefined,
+          ...(units === undefined ? {} : { units: restingUnits(units) }),
         });
       }
       return resting;
     };
   }, [pacer, key]);
   return useSyncExternalStore(store.subscribe, store.getSnapshot, getServerSnapshot);
+}
+
+/** Each unit full and idle, as the server renders it. */
+function restingUnits(
+  units: NonNullable<KeyInspection['units']>,
+): NonNullable<KeyInspection['units']> {
+  const resting: Record<string, { level: number; capacity: number; limit: number }> = {};
+  for (const name of Object.keys(units)) {
+    const unit = units[name];
+    if (unit !== undefined)
+      resting[name] = { level: unit.capacity, capacity: unit.capacity, limit: unit.limit };
+  }
+  return Object.freeze(resting);
 }

@@ -117,11 +117,20 @@ describe('init.pacing: one call paced its own way', () => {
       'Expected `pacing` to be an object `{ key, cost, priority, onProgress }`, got an array',
     ],
     [{ key: 42 }, TypeError, 'Expected `pacing.key` to be a string, got `42` (number)'],
-    [{ cost: 0 }, RangeError, 'Expected `pacing.cost` to be a positive integer, got `0` (number)'],
+    [
+      { cost: { tokens: -3 } },
+      RangeError,
+      'Expected `pacing.cost.tokens` to be an integer >= 0, got `-3` (number)',
+    ],
+    [
+      { cost: 0 },
+      RangeError,
+      'Expected `pacing.cost` to be a positive integer or amounts per unit such as `{ requests: 1, tokens: 812 }`, got `0` (number)',
+    ],
     [
       { cost: '2' },
       TypeError,
-      "Expected `pacing.cost` to be a positive integer, got `'2'` (string)",
+      "Expected `pacing.cost` to be a positive integer or amounts per unit such as `{ requests: 1, tokens: 812 }`, got `'2'` (string)",
     ],
     [
       { priority: Number.NaN },

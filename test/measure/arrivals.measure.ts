@@ -7,6 +7,7 @@ import {
   countingServer,
   driveNetwork,
   network,
+  trackCalls,
 } from '../support/counting-servers.js';
 import { server } from '../support/msw.js';
 
@@ -65,22 +66,11 @@ async function runOne(
   server.use(backend.handler);
   const net = network({ clock, delayMs, seed: 7 });
   const pacedFetch = createPacedFetch({ ...client, fetch: net.fetch, clock } as PacedFetchOptions);
-  let settled = 0;
-  const statuses: number[] = [];
-  const calls = Array.from({ length: CALLS }, (_, i) =>
-    pacedFetch(`${ORIGIN}/n/${i}`).then(
-      (response) => {
-        statuses.push(response.status);
-        settled++;
-      },
-      () => {
-        statuses.push(-1);
-        settled++;
-      },
-    ),
+  const { statuses, done, all } = trackCalls(
+    Array.from({ length: CALLS }, (_, i) => pacedFetch(`${ORIGIN}/n/${i}`)),
   );
-  await driveNetwork(clock, net, () => settled === CALLS, 1_200_000);
-  await Promise.all(calls);
+  await driveNetwork(clock, net, done, 1_200_000);
+  await all;
   const admitted = backend.hits.filter((hit) => hit.status === 200).map((hit) => hit.at);
   server.resetHandlers();
   return {

@@ -68,7 +68,8 @@ describe('schedule options', () => {
 
   it.each([
     [{ key: 1 }, TypeError, /`key` to be a string, got `1` \(number\)/],
-    [{ cost: 0 }, RangeError, /`cost` to be a positive integer, got `0`/],
+    [{ cost: 0 }, RangeError, /`cost` to be a positive integer or amounts per unit .*, got `0`/],
+    [{ cost: 'x' }, TypeError, /`cost` to be a positive integer or amounts per unit .*, got `'x'`/],
     [{ cost: 1.5 }, RangeError, /`cost`.*`1.5`/],
     [{ priority: Number.POSITIVE_INFINITY }, RangeError, /`priority` to be a finite number/],
     [{ priority: '1' }, TypeError, /`priority`/],

@@ -11,8 +11,9 @@ describe('the permit source seam', () => {
     const clock = createManualClock();
     const settled: [string, number, number][] = [];
     const scheduler = new Scheduler(resolvePacerOptions({ limits: perSecond(2), clock }), (core) =>
-      Object.assign(new LocalPermits(core), {
-        settled: (key: string, cost: number) => settled.push([key, cost, clock.now()]),
+      Object.defineProperties(new LocalPermits(core), {
+        settled: { value: (key: string, cost: number) => settled.push([key, cost, clock.now()]) },
+        settles: { value: true },
       }),
     );
     const slow = gate();

@@ -48,6 +48,12 @@ function frame(): void {
   });
 }
 
+function Tokens({ pacer }: { pacer: Pacer }) {
+  const { units } = useBucketLevel(pacer, 'api');
+  const tokens = units?.['tokens'];
+  return <p>{`tokens ${tokens?.level.toFixed(0)}/${tokens?.capacity}`}</p>;
+}
+
 describe('useBucketLevel', () => {
   it('shows a full bucket and samples nothing while it stays full', () => {
     const { pacer } = setup();
@@ -147,5 +153,30 @@ describe('useBucketLevel', () => {
     const { pacer } = setup();
     pacer.tryAcquire('api');
     expect(renderToString(<Gauge pacer={pacer} />)).toBe('<p>gauge 4.00/4</p>');
+  });
+
+  it('shows each unit of limits per unit, and samples while tokens refill', () => {
+    const clock = createManualClock();
+    const pacer = createPacer({
+      limits: { requests: { limit: 10, windowMs: 1000 }, tokens: { limit: 1000, windowMs: 1000 } },
+      clock,
+    });
+    render(<Tokens pacer={pacer} />);
+    expect(screen.getByText('tokens 1000/1000')).toBeTruthy();
+    act(() => {
+      pacer.tryAcquire('api'); // a request, no tokens: only the main unit moves
+      pacer.schedule(() => {}, { key: 'api', cost: { tokens: 600 } });
+    });
+    frame();
+    expect(screen.getByText('tokens 400/1000')).toBeTruthy();
+    // The requests are full again before the tokens: sampling goes on for the tokens.
+    clock.advance(300);
+    frame();
+    expect(screen.getByText('tokens 700/1000')).toBeTruthy();
+    clock.advance(300);
+    frame();
+    expect(screen.getByText('tokens 1000/1000')).toBeTruthy();
+    expect(vi.getTimerCount()).toBe(0);
+    expect(renderToString(<Tokens pacer={pacer} />)).toContain('tokens 1000/1000');
   });
 });

@@ -255,3 +255,20 @@ export async function driveNetwork(
     await clock.advanceAsync(Math.max(0, next - clock.now()));
   }
 }
+
+/**
+ * Follows calls to their end: each one's status (-1 for a rejection) in the order they settled,
+ * and whether all have, for `driveNetwork`'s `done`.
+ */
+export function trackCalls(calls: readonly Promise<Response>[]) {
+  const statuses: number[] = [];
+  const all = Promise.all(
+    calls.map((call) =>
+      call.then(
+        (response) => statuses.push(response.status),
+        () => statuses.push(-1),
+      ),
+    ),
+  );
+  return { statuses, done: () => statuses.length === calls.length, all };
+}

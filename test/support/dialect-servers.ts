@@ -13,7 +13,7 @@ export const ORIGIN = 'https://api.dialect.test';
 export const EPOCH = Date.UTC(2026, 11, 1, 10, 0, 0) + 370;
 
 /** A server's admission state: what one arrival finds. */
-interface Admission {
+export interface Admission {
   readonly ok: boolean;
   /** Permits left after this arrival. */
   readonly remaining: number;
@@ -43,21 +43,32 @@ export function fixedWindow(limit: number, windowMs: number): Model {
 
 /** A token (or leaky) bucket of `capacity`, refilled `capacity` per `fillMs`. */
 export function bucket(capacity: number, fillMs: number): Model {
+  const weighted = weightedBucket(capacity, fillMs);
+  return (at) => weighted.admit(at, 1);
+}
+
+/**
+ * A token bucket whose requests weigh `cost` tokens (an LLM API counts tokens in one):
+ * `admit` takes them when they fit (`take: false` only asks), `Admission` in tokens.
+ */
+export function weightedBucket(capacity: number, fillMs: number) {
   const perMs = capacity / fillMs;
   let tokens = capacity;
   let stamp = 0;
-  return (at) => {
-    tokens = Math.min(capacity, tokens + Math.max(0, at - stamp) * perMs);
-    stamp = Math.max(stamp, at);
-    const ok = tokens >= 1 - 1e-9;
-    if (ok) tokens -= 1;
-    const nextMs = tokens >= 1 - 1e-9 ? 0 : (1 - tokens) / perMs;
-    return {
-      ok,
-      remaining: Math.floor(tokens + 1e-9),
-      nextMs,
-      resetMs: (capacity - tokens) / perMs,
-    };
+  return {
+    admit(at: number, cost: number, take = true): Admission {
+      tokens = Math.min(capacity, tokens + Math.max(0, at - stamp) * perMs);
+      stamp = Math.max(stamp, at);
+      const ok = tokens >= cost - 1e-9;
+      if (ok && take) tokens -= cost;
+      const nextMs = tokens >= cost - 1e-9 ? 0 : (cost - tokens) / perMs;
+      return {
+        ok,
+        remaining: Math.floor(tokens + 1e-9),
+        nextMs,
+        resetMs: (capacity - tokens) / perMs,
+      };
+    },
   };
 }
 
@@ -83,7 +94,7 @@ const unixSec = (wallMs: number) => sec(wallMs);
 const json = { 'content-type': 'application/json' };
 
 /** Go's time.Duration.String() for whole ms: `1h2m3.5s`, `6m0s`, `20ms`. */
-function goDuration(ms: number): string {
+export function goDuration(ms: number): string {
   const whole = Math.ceil(ms);
   if (whole < 1000) return `${whole}ms`;
   const h = Math.floor(whole / 3_600_000);

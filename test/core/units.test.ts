@@ -1,0 +1,272 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createRateLimiter,
+  perMinute,
+  perSecond,
+  type RateLimiterOptions,
+} from '../../src/index.js';
+import { createManualClock } from '../../src/testing/index.js';
+
+function setup(policy: RateLimiterOptions['policy'], countUntilAnswer = false) {
+  const clock = createManualClock();
+  return { clock, limiter: createRateLimiter({ policy, clock: clock.now, countUntilAnswer }) };
+}
+
+/** 10 requests and 2,000 tokens per second, both token buckets (how OpenAI counts). */
+const llm = { requests: perSecond(10), tokens: perSecond(2_000) };
+
+describe('limits per unit', () => {
+  it('allows a request only while every unit allows its amount', () => {
+    const { limiter } = setup(llm);
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 1_500 })).toMatchObject({
+      allowed: true,
+    });
+    // One request of ten is used, but only 500 tokens are left: 600 must wait 50 ms.
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 600 })).toMatchObject({
+      allowed: false,
+      reason: 'rate',
+      retryAfterMs: 50,
+    });
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 500 }).allowed).toBe(true);
+    expect(limiter.unitsOf('a')).toMatchObject({
+      requests: { level: 8, capacity: 10, limit: 10 },
+      tokens: { level: 0, capacity: 2_000, limit: 2_000 },
+    });
+  });
+
+  it('charges no unit on a denial', () => {
+    const { clock, limiter } = setup(llm);
+    for (let i = 0; i < 10; i++) limiter.tryAcquire('a', { requests: 1, tokens: 10 });
+    // Requests are out; the tokens of the denied request must not be taken.
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 1_000 }).allowed).toBe(false);
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_900);
+    clock.advance(100);
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 1_900 }).allowed).toBe(true);
+  });
+
+  it('counts a plain number and a unit left out in the main (first) unit', () => {
+    const { limiter } = setup(llm);
+    expect(limiter.tryAcquire('a', 3).allowed).toBe(true);
+    expect(limiter.tryAcquire('a', { tokens: 100 }).allowed).toBe(true);
+    expect(limiter.level('a')).toBe(7);
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_900);
+    expect(limiter.policyOf('a')).toMatchObject({ capacity: 10, limit: 10 });
+  });
+
+  it('waits for the slowest unit and for a server block, whichever ends later', () => {
+    const { clock, limiter } = setup(llm);
+    limiter.tryAcquire('a', { requests: 1, tokens: 2_000 });
+    limiter.blockUntil('a', clock.now() + 200);
+    expect(limiter.peek('a', { requests: 1, tokens: 100 })).toMatchObject({
+      allowed: false,
+      reason: 'blocked',
+      retryAfterMs: 200,
+    });
+    expect(limiter.peek('a', { requests: 1, tokens: 1_000 })).toMatchObject({
+      allowed: false,
+      reason: 'blocked',
+      retryAfterMs: 500,
+    });
+  });
+
+  it('throws for an amount one unit can never hold, naming the unit', () => {
+    const { limiter } = setup(llm);
+    expect(() => limiter.tryAcquire('a', { requests: 1, tokens: 2_001 })).toThrow(
+      /A cost of 2001 tokens can never be allowed: the `tokens` limit holds at most 2000/,
+    );
+  });
+
+  it('names the field and the value of a bad cost, and a unit the key does not count', () => {
+    const { limiter } = setup(llm);
+    expect(() => limiter.tryAcquire('a', { requests: 1, tokns: 5 })).toThrow(
+      "[fetch-pacer] Unknown unit `tokns` in `cost`: the key's limits count `requests`, `tokens`",
+    );
+    expect(() => limiter.tryAcquire('a', { tokens: -1 })).toThrow(
+      '[fetch-pacer] Expected `cost.tokens` to be an integer >= 0, got `-1` (number)',
+    );
+    expect(() => limiter.peek('a', { tokens: Number.NaN })).toThrow(RangeError);
+    expect(() => limiter.tryAcquire('a', { tokens: 1.5 })).toThrow(/`cost.tokens`/);
+    expect(limiter.size).toBe(0);
+    const plain = setup(perSecond(5)).limiter;
+    expect(() => plain.tryAcquire('a', { requests: 1 })).toThrow(
+      /`cost` gives amounts per unit, but the limits of key 'a' count one/,
+    );
+  });
+
+  it('rejects an empty unit map and a unit that is no policy, naming the field', () => {
+    expect(() => setup({})).toThrow(
+      '[fetch-pacer] Expected `policy` to name at least one unit, such as `{ requests: perMinute(500), tokens: perMinute(200_000) }`, got {}',
+    );
+    expect(() =>
+      setup({ requests: perSecond(1), tokens: { inner: perSecond(1) } } as never),
+    ).toThrow(/Expected `policy.tokens` to be a policy/);
+    expect(() => setup({ tokens: { limit: 0, windowMs: 1000 } })).toThrow(/`policy.tokens.limit`/);
+  });
+
+  it('counts each unit under its own algorithm, several policies in one unit too', () => {
+    const { clock, limiter } = setup({
+      requests: [perSecond(2), perMinute(3)],
+      tokens: { ...perSecond(100), algorithm: 'sliding-log' },
+    });
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 60 }).allowed).toBe(true);
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 50 })).toMatchObject({
+      allowed: false,
+      retryAfterMs: 1_000,
+    });
+    clock.advance(1_000);
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 50 }).allowed).toBe(true);
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 1 }).allowed).toBe(true);
+    // The per-minute request policy binds now.
+    expect(limiter.peek('a', { requests: 1 })).toMatchObject({ allowed: false });
+  });
+
+  it('drops a key at rest in every unit, and keeps one with a unit still busy', () => {
+    const { clock, limiter } = setup(llm);
+    limiter.tryAcquire('a', { requests: 1, tokens: 2_000 });
+    clock.advance(100);
+    expect(limiter.evictIdle()).toBe(0);
+    clock.advance(900);
+    expect(limiter.evictIdle()).toBe(1);
+  });
+});
+
+describe('a unit counted until the answer', () => {
+  it('charges a unit counted until the answer then, so it refills only from then', () => {
+    const { clock, limiter } = setup({ requests: perSecond(10), tokens: perSecond(1_000) }, true);
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 1_000 }).allowed).toBe(true);
+    clock.advance(500);
+    // In flight: nothing has come back, whatever the time.
+    expect(limiter.peek('a', { tokens: 1 }).allowed).toBe(false);
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(0);
+    expect(limiter.evictIdle()).toBe(0);
+    limiter.settle('a', { requests: 1, tokens: 1_000 });
+    expect(limiter.peek('a', { tokens: 500 }).retryAfterMs).toBe(500);
+    clock.advance(1_000);
+    expect(limiter.peek('a', { tokens: 1_000 }).allowed).toBe(true);
+    // The main unit (requests) took its permit at the start, as always.
+    expect(limiter.unitsOf('a')?.['requests']?.level).toBe(10);
+  });
+
+  it('names a countUntilAnswer that is no boolean', () => {
+    expect(() => setup(perSecond(1), 'yes' as never)).toThrow(
+      "[fetch-pacer] Expected `countUntilAnswer` to be a boolean, got `'yes'` (string)",
+    );
+  });
+
+  it('gives back an answered reserve at once', () => {
+    const { limiter } = setup({ requests: perSecond(10), tokens: perSecond(1_000) }, true);
+    limiter.tryAcquire('a', { requests: 1, tokens: 900 });
+    limiter.settle('a', { requests: 1, tokens: 900 });
+    limiter.adjust('a', { tokens: -600 });
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(700);
+  });
+});
+
+describe('adjusting a cost after the answer', () => {
+  it('gives back tokens at once, so the next request starts earlier', () => {
+    const { limiter } = setup(llm);
+    limiter.tryAcquire('a', { requests: 1, tokens: 1_800 });
+    expect(limiter.peek('a', { requests: 1, tokens: 1_000 }).retryAfterMs).toBe(400);
+    limiter.adjust('a', { tokens: -1_300 }); // it used 500
+    expect(limiter.peek('a', { requests: 1, tokens: 1_000 }).allowed).toBe(true);
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_500);
+  });
+
+  it('never gives back above a unit capacity', () => {
+    const { clock, limiter } = setup(llm);
+    limiter.tryAcquire('a', { requests: 1, tokens: 1_000 });
+    clock.advance(250); // 500 of the 1,000 have refilled already
+    limiter.adjust('a', { tokens: -1_000 });
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(2_000);
+    clock.advance(1_000);
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(2_000);
+    expect(limiter.tryAcquire('a', { tokens: 2_000 }).allowed).toBe(true);
+    expect(limiter.peek('a', { tokens: 1 }).allowed).toBe(false);
+  });
+
+  it('charges more as a debt that holds the unit until it is paid', () => {
+    const { clock, limiter } = setup(llm);
+    limiter.tryAcquire('a', { requests: 1, tokens: 1_500 });
+    limiter.adjust('a', { tokens: 1_000 }); // it used 2,500: 500 beyond the bucket
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(0);
+    expect(limiter.peek('a', { requests: 1, tokens: 100 }).retryAfterMs).toBe(300);
+    clock.advance(299);
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 100 }).allowed).toBe(false);
+    clock.advance(1);
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 100 }).allowed).toBe(true);
+    // A request of no tokens is not held by a token debt.
+    limiter.adjust('a', { tokens: 300 });
+    expect(limiter.tryAcquire('a', { requests: 1 }).allowed).toBe(true);
+  });
+
+  it('pays a debt larger than the unit holds a capacity at a time', () => {
+    const { clock, limiter } = setup(llm);
+    limiter.adjust('a', { tokens: 5_000 }); // 2,000 paid now, 3,000 owed
+    // Look again once the bucket is full: that pays 2,000 more, and 1,001 need 500.5 ms.
+    expect(limiter.peek('a', { tokens: 1 }).retryAfterMs).toBe(1_000);
+    clock.advance(1_000);
+    expect(limiter.tryAcquire('a', { tokens: 1 }).retryAfterMs).toBe(501);
+    clock.advance(500);
+    expect(limiter.tryAcquire('a', { tokens: 1 }).allowed).toBe(false);
+    clock.advance(1);
+    expect(limiter.tryAcquire('a', { tokens: 1 }).allowed).toBe(true);
+  });
+
+  it('keeps a window algorithm charged until its permits leave the window', () => {
+    const { clock, limiter } = setup({
+      requests: perSecond(10),
+      tokens: { ...perSecond(100), algorithm: 'sliding-log' },
+    });
+    limiter.tryAcquire('a', { requests: 1, tokens: 100 });
+    limiter.adjust('a', { tokens: -50 });
+    expect(limiter.peek('a', { tokens: 1 }).allowed).toBe(false);
+    clock.advance(1_000);
+    expect(limiter.peek('a', { tokens: 100 }).allowed).toBe(true);
+  });
+
+  it('names a bad delta, and ignores a give-back to a key at rest', () => {
+    const { limiter } = setup(llm);
+    expect(() => limiter.adjust('a', { tokens: 0.5 })).toThrow(
+      '[fetch-pacer] Expected `delta.tokens` to be an integer (negative to give back), got `0.5` (number)',
+    );
+    expect(() => limiter.adjust('a', { token: 1 })).toThrow(/Unknown unit `token` in `delta`/);
+    limiter.adjust('a', { tokens: -100 });
+    expect(limiter.size).toBe(0);
+    expect(() => setup(perSecond(1)).limiter.adjust('a', { requests: 1 })).toThrow(
+      /`delta` gives amounts per unit/,
+    );
+  });
+});
+
+describe('signals per unit', () => {
+  it('learns a policy in the unit the signal names, and shows it per unit', () => {
+    const { limiter } = setup({ requests: perSecond(100), tokens: perSecond(100_000) });
+    limiter.observe('a', { kind: 'policy', unit: 'tokens', limit: 1_000, windowMs: 1_000 });
+    expect(limiter.unitsOf('a')).toMatchObject({
+      requests: { limit: 100 },
+      tokens: { limit: 1_000, learned: { limit: 1_000, windowMs: 1_000, source: 'server' } },
+    });
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 900 }).allowed).toBe(true);
+    expect(limiter.tryAcquire('a', { requests: 1, tokens: 200 }).allowed).toBe(false);
+    // The main unit learned nothing.
+    expect(limiter.policyOf('a').learned).toBeUndefined();
+  });
+
+  it('lowers the count of the unit named, and of the main unit when none is', () => {
+    const { limiter } = setup(llm);
+    limiter.observe('a', { kind: 'quota', unit: 'tokens', remaining: 300 });
+    limiter.observe('a', { kind: 'quota', remaining: 2 });
+    expect(limiter.unitsOf('a')).toMatchObject({ requests: { level: 2 }, tokens: { level: 300 } });
+  });
+
+  it('ignores a unit the key does not count, and takes `requests` on a key of one unit', () => {
+    const { limiter } = setup(perSecond(10));
+    limiter.observe('a', { kind: 'quota', unit: 'tokens', remaining: 0, resetMs: 1_000 });
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    limiter.observe('a', { kind: 'quota', unit: 'requests', remaining: 0, resetMs: 1_000 });
+    expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, reason: 'blocked' });
+    expect(() => limiter.observe('a', { kind: 'quota', remaining: 1, unit: 5 as never })).toThrow(
+      '[fetch-pacer] Expected `unit` to be a string, got `5` (number)',
+    );
+  });
+});

@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../bench/lib/random.mjs';
+import { perSecond } from '../../src/core/policy.js';
+import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import { createManualClock, type ManualClock } from '../../src/testing/index.js';
+import { driveNetwork, network } from '../support/counting-servers.js';
+import {
+  type ChatBody,
+  LLM_ORIGIN,
+  type LlmLimits,
+  type LlmVendor,
+  llmServer,
+} from '../support/llm-servers.js';
+import { server } from '../support/msw.js';
+
+// Issue 14: LLM APIs count requests and tokens. 10 requests and 2,000 tokens per second,
+// calls of 100-900 tokens whose estimate is off by up to 30% either way, through a network
+// that delays each request and answer by 5-30 ms. The client reserves what the call may cost
+// at most (the estimate / 0.7, as OpenAI reserves `max_tokens`), and gives back the rest once
+// the answer's usage tells it.
+const LIMITS = { requests: 10, tokens: 2_000 };
+
+interface Call {
+  readonly body: ChatBody;
+  /** What the client guesses before sending (characters / 4 would be such a guess). */
+  readonly estimate: number;
+}
+
+function calls(count: number, seed: number): Call[] {
+  const random = seededRandom(seed);
+  return Array.from({ length: count }, () => {
+    const total = 100 + Math.floor(random() * 801);
+    const input = Math.floor(total * (0.3 + random() * 0.4));
+    const estimate = Math.max(1, Math.round(total * (0.7 + random() * 0.6)));
+    return { body: { input, output: total - input }, estimate };
+  });
+}
+
+async function run(
+  vendor: LlmVendor,
+  options: (clock: ManualClock) => Omit<PacedFetchOptions, 'fetch' | 'clock'>,
+  work: readonly Call[],
+  limits: LlmLimits = LIMITS,
+) {
+  const clock = createManualClock();
+  const backend = llmServer(vendor, limits);
+  server.use(backend.handler);
+  const net = network({ clock, delayMs: [5, 30], seed: 1 });
+  const pacedFetch = createPacedFetch({ ...options(clock), fetch: net.fetch, clock });
+  let settled = 0;
+  const responses = work.map((call) =>
+    pacedFetch(`${LLM_ORIGIN}/v1/chat`, {
+      method: 'POST',
+      body: JSON.stringify(call.body),
+      headers: { 'x-estimate': String(call.estimate) },
+    }).finally(() => settled++),
+  );
+  await driveNetwork(clock, net, () => settled === work.length, 600_000);
+  const statuses = (await Promise.all(responses)).map((response) => response.status);
+  const lastAt = Math.max(...backend.hits.map((hit) => hit.at));
+  return { backend, statuses, lastAt, pacer: pacedFetch.pacer };
+}
+
+const estimateOf = (request: Request) => Number(request.headers.get('x-estimate'));
+/** The most a call estimated at `estimate` can cost, when estimates are off by up to 30%. */
+const reserveOf = (request: Request) => Math.ceil(estimateOf(request) / 0.7);
+
+const openai = (actual: boolean) => () => ({
+  limits: { requests: perSecond(LIMITS.requests), tokens: perSecond(LIMITS.tokens) },
+  cost: (request: Request) => ({ requests: 1, tokens: reserveOf(request) }),
+  ...(actual
+    ? {
+        actualCost: async (response: Response) => {
+          const { usage } = (await response.json()) as { usage?: { total_tokens: number } };
+          return usage && { tokens: usage.total_tokens };
+        },
+      }
+    : {}),
+});
+
+describe('pacing an LLM API on requests and tokens', () => {
+  it('earns no refusal from OpenAI when configured, estimates adjusted to the usage', async () => {
+    const work = calls(80, 7);
+    const { backend, statuses, lastAt } = await run('openai', openai(true), work);
+    expect(backend.refusals()).toBe(0);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    // Tokens are what binds: 80 calls of ~500 tokens at 2,000 per second after the first
+    // bucket. At least 0.9x the tokens the server lets through over the run.
+    const used = work.reduce((sum, call) => sum + call.body.input + call.body.output, 0);
+    const allowed = LIMITS.tokens + (LIMITS.tokens * lastAt) / 1_000;
+    expect(used / allowed).toBeGreaterThan(0.9);
+  });
+
+  it('is slower without the adjustment: reserves hold tokens the server never counted', async () => {
+    const work = calls(80, 7);
+    const adjusted = await run('openai', openai(true), work);
+    const estimated = await run('openai', openai(false), work);
+    expect(adjusted.backend.refusals()).toBe(0);
+    expect(estimated.backend.refusals()).toBe(0);
+    expect(adjusted.lastAt).toBeLessThan(estimated.lastAt * 0.85);
+  });
+
+  it('earns no refusal from Anthropic on requests, input and output tokens', async () => {
+    const work = calls(60, 11);
+    const { backend, statuses } = await run(
+      'anthropic',
+      () => ({
+        limits: {
+          requests: perSecond(LIMITS.requests),
+          'input-tokens': perSecond(LIMITS.tokens),
+          'output-tokens': perSecond(LIMITS.tokens),
+        },
+        // Output is reserved as `max_tokens` (900 here) until the usage says what it was.
+        cost: (request: Request) => ({
+          requests: 1,
+          'input-tokens': reserveOf(request),
+          'output-tokens': 900,
+        }),
+        actualCost: async (response: Response) => {
+          const { usage } = (await response.json()) as {
+            usage?: { input_tokens: number; output_tokens: number };
+          };
+          return (
+            usage && { 'input-tokens': usage.input_tokens, 'output-tokens': usage.output_tokens }
+          );
+        },
+      }),
+      work.map((call) => ({ ...call, body: { ...call.body, max_tokens: 900 } })),
+    );
+    expect(backend.refusals()).toBe(0);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+  });
+
+  it('learns the token limit from the headers when configured ten times too high', async () => {
+    const work = calls(80, 5);
+    const { backend, statuses, pacer } = await run(
+      'openai',
+      () => ({
+        limits: { requests: perSecond(LIMITS.requests), tokens: perSecond(LIMITS.tokens * 10) },
+        cost: (request: Request) => ({ requests: 1, tokens: reserveOf(request) }),
+      }),
+      work,
+    );
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    // Refused only in the first burst, sent before any answer: the server's word is learned
+    // from the first answers, and no later call is refused.
+    const firstAnswerAt = 70;
+    expect(backend.hits.filter((hit) => hit.status !== 200 && hit.at > firstAnswerAt)).toEqual([]);
+    expect(pacer.inspect(LLM_ORIGIN).units?.['tokens']?.limit).toBeLessThanOrEqual(LIMITS.tokens);
+  });
+});
+
+describe('adjusting to the actual cost', () => {
+  it('returns a streamed answer at once and adjusts when its usage arrives, never', async () => {
+    const clock = createManualClock();
+    let push: (text: string) => void = () => {};
+    let end: () => void = () => {};
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const encoder = new TextEncoder();
+        push = (text) => controller.enqueue(encoder.encode(text));
+        end = () => controller.close();
+      },
+    });
+    const pacedFetch = createPacedFetch({
+      limits: { requests: perSecond(10), tokens: perSecond(1_000) },
+      clock,
+      cost: () => ({ requests: 1, tokens: 1_000 }),
+      fetch: async () => new Response(stream, { headers: { 'content-type': 'text/event-stream' } }),
+      actualCost: async (response) => {
+        const text = await response.text();
+        const usage = /"total_tokens":(\d+)/.exec(text);
+        return usage ? { tokens: Number(usage[1]) } : undefined;
+      },
+    });
+    const response = await pacedFetch(`${LLM_ORIGIN}/v1/chat`);
+    expect(response.status).toBe(200);
+    // The stream is still open: the next call waits for tokens, not for the stream.
+    const inspect = () => pacedFetch.pacer.inspect(LLM_ORIGIN).units?.['tokens']?.level;
+    expect(inspect()).toBe(0);
+    push('data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n');
+    push('data: {"usage":{"total_tokens":200}}\n\ndata: [DONE]\n\n');
+    end();
+    const reader = response.body?.getReader();
+    while (!(await reader?.read())?.done) {}
+    await clock.advanceAsync(0);
+    expect(inspect()).toBe(800);
+  });
+
+  it('reports a throwing hook and keeps the estimate', async () => {
+    const clock = createManualClock();
+    const errors: unknown[] = [];
+    const original = globalThis.reportError;
+    globalThis.reportError = (error: unknown) => errors.push(error);
+    try {
+      const pacedFetch = createPacedFetch({
+        limits: { requests: perSecond(10), tokens: perSecond(1_000) },
+        clock,
+        cost: () => ({ requests: 1, tokens: 500 }),
+        fetch: async () => new Response('{}'),
+        actualCost: () => {
+          throw new Error('no usage');
+        },
+      });
+      await pacedFetch(`${LLM_ORIGIN}/v1/chat`);
+      await clock.advanceAsync(0);
+      expect(errors).toEqual([new Error('no usage')]);
+      expect(pacedFetch.pacer.inspect(LLM_ORIGIN).units?.['tokens']?.level).toBe(500);
+    } finally {
+      globalThis.reportError = original;
+    }
+  });
+
+  it('names a hook that is no function', () => {
+    expect(() => createPacedFetch({ limits: perSecond(1), actualCost: 5 as never })).toThrow(
+      '[fetch-pacer] Expected `actualCost` to be a function, got `5` (number)',
+    );
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { perSecond } from '../../src/core/policy.js';
+import { createPacer } from '../../src/pacer/index.js';
+import { defineStore } from '../../src/pacer/define-store.js';
+import { harness } from './support.js';
+
+/** 10 requests and 2,000 tokens per second. */
+const llm = { requests: perSecond(10), tokens: perSecond(2_000) };
+
+describe('a pacer with limits per unit', () => {
+  it('starts each task once every unit has its amount, in line order', async () => {
+    const { clock, pacer, task, startsOf } = harness({ limits: llm });
+    for (const tokens of [1_500, 1_000, 100, 1_000]) {
+      pacer.schedule(task(`t${tokens}`), { cost: { requests: 1, tokens } });
+    }
+    await clock.advanceAsync(2_000);
+    // 1,500 at once; 1,000 needs 500 more (250 ms); 100 waits behind it, then 50 ms; 1,000 more
+    // needs 500 ms beyond that.
+    expect(startsOf()).toEqual([0, 250, 300, 800]);
+  });
+
+  it('waits for the request unit too, and counts a plain cost in it', async () => {
+    const { clock, pacer, task, startsOf } = harness({ limits: llm });
+    for (let i = 0; i < 11; i++)
+      pacer.schedule(task(`t${i}`), { cost: { tokens: 1, requests: 1 } });
+    pacer.schedule(task('plain'));
+    await clock.advanceAsync(1_000);
+    expect(startsOf()).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100, 200]);
+  });
+
+  it('gives back tokens on settle and starts the next task at once', async () => {
+    const { clock, pacer, task, startsOf } = harness({ limits: llm });
+    pacer.schedule(task('big'), { cost: { requests: 1, tokens: 1_800 } });
+    pacer.schedule(task('next'), { cost: { requests: 1, tokens: 1_000 } });
+    await clock.advanceAsync(10);
+    expect(startsOf('next')).toEqual([]);
+    pacer.adjust('default', { tokens: -1_300 }); // the big one used 500
+    expect(startsOf('next')).toEqual([10]);
+    await clock.advanceAsync(1_000);
+    expect(startsOf()).toEqual([0, 10]);
+  });
+
+  it('charges more on settle and holds the next task until the debt is paid', async () => {
+    const { clock, pacer, task, startsOf } = harness({ limits: llm });
+    pacer.schedule(task('first'), { cost: { requests: 1, tokens: 1_000 } });
+    pacer.schedule(task('second'), { cost: { requests: 1, tokens: 1_000 } });
+    expect(startsOf()).toEqual([0, 0]);
+    pacer.schedule(task('third'), { cost: { requests: 1, tokens: 1_000 } });
+    pacer.adjust('default', { tokens: 500 }); // the first used 1,500
+    await clock.advanceAsync(2_000);
+    expect(startsOf('third')).toEqual([750]);
+  });
+
+  it('shows each unit in inspect', () => {
+    const { pacer } = harness({ limits: llm });
+    pacer.schedule(() => {}, { key: 'api', cost: { requests: 1, tokens: 500 } });
+    expect(pacer.inspect('api')).toMatchObject({
+      level: 9,
+      capacity: 10,
+      units: { requests: { level: 9 }, tokens: { level: 1_500, capacity: 2_000 } },
+    });
+    expect(pacer.inspect('other').units?.['tokens']?.level).toBe(2_000);
+    expect(harness({ limits: perSecond(1) }).pacer.inspect('a')).not.toHaveProperty('units');
+  });
+
+  it('rejects a task whose amount no unit can ever hold, and a unit the key lacks', async () => {
+    const { pacer } = harness({ limits: llm });
+    await expect(pacer.schedule(() => {}, { cost: { tokens: 2_001 } })).rejects.toThrow(
+      /2001 tokens can never be allowed/,
+    );
+    await expect(pacer.schedule(() => {}, { cost: { tokns: 1 } })).rejects.toThrow(
+      /Unknown unit `tokns`/,
+    );
+    expect(() => pacer.schedule(() => {}, { cost: { tokens: -1 } })).toThrow(
+      '[fetch-pacer] Expected `cost.tokens` to be an integer >= 0, got `-1` (number)',
+    );
+    expect(() => pacer.adjust('default', { tokens: Number.NaN })).toThrow(/`delta.tokens`/);
+  });
+
+  it('refuses limits per unit with a shared store, which counts one unit', () => {
+    const store = defineStore({
+      take: () => ({ allowed: true, remaining: 0, retryAfterMs: 0, resetMs: 0, limit: 1 }),
+      peek: () => ({ allowed: true, remaining: 0, retryAfterMs: 0, resetMs: 0, limit: 1 }),
+      block: () => {},
+    } as never);
+    expect(() => createPacer({ limits: llm, store })).toThrow(/a shared store counts one unit/);
+  });
+});
