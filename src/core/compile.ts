@@ -1,7 +1,13 @@
 import { AllOf, type Strategy, strategyFor } from './algorithms/index.js';
 import { type Policy, type ResolvedPolicy, resolvePolicy } from './policy.js';
 import { fail } from './validate.js';
-import { compileUnits, isUnitLimits, type UnitLimits, type UnitPolicy } from './units.js';
+import {
+  arrivalSafeUnit,
+  compileUnits,
+  isUnitLimits,
+  type UnitLimits,
+  type UnitPolicy,
+} from './units.js';
 
 /**
  * One policy, several that must all allow (`[perSecond(10), perDay(1000)]`), or limits per
@@ -37,22 +43,17 @@ export interface CompiledPolicy extends PolicySummary {
   readonly units?: readonly UnitPolicy[];
 }
 
-/**
- * Validates `input`, naming `field` in errors (`limits`, `limits[1].windowMs`). With
- * `untilAnswer`, each unit of limits per unit but the main one counts until its answer (see
- * `UnitPolicy.untilAnswer`).
- */
-export function compilePolicy(
-  input: PolicyInput,
-  field: string,
-  untilAnswer = false,
-): CompiledPolicy {
+/** Validates `input`, naming `field` in errors (`limits`, `limits[1].windowMs`). */
+export function compilePolicy(input: PolicyInput, field: string): CompiledPolicy {
   if (isUnitLimits(input)) {
     const units = Object.keys(input).map((name, index) => {
       const unit = input[name];
       if (isUnitLimits(unit)) fail(`${field}.${name}`, 'a policy such as `perMinute(500)`', unit);
-      const compiled = compilePolicy(unit as Policy | readonly Policy[], `${field}.${name}`);
-      return untilAnswer && index > 0 ? { name, compiled, untilAnswer } : { name, compiled };
+      const policies = unit as Policy | readonly Policy[];
+      const counted =
+        index === 0 ? { input: policies, untilAnswer: false } : arrivalSafeUnit(policies);
+      const compiled = compilePolicy(counted.input, `${field}.${name}`);
+      return counted.untilAnswer ? { name, compiled, untilAnswer: true } : { name, compiled };
     });
     return compileUnits(units, field);
   }
@@ -86,10 +87,9 @@ export function policyResolver(
   input: PolicyInput | PolicyResolver,
   field: string,
   check?: (policies: readonly ResolvedPolicy[]) => void,
-  untilAnswer = false,
 ): (key: string) => CompiledPolicy {
   const compile = (policy: PolicyInput, name: string) => {
-    const compiled = compilePolicy(policy, name, untilAnswer);
+    const compiled = compilePolicy(policy, name);
     if (check !== undefined && compiled.units !== undefined) {
       throw new TypeError(
         `[fetch-pacer] \`${name}\` gives limits per unit, which count in the pacer's own memory only: a shared store counts one unit. Leave out \`store\`, or give one policy.`,

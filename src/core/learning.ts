@@ -7,14 +7,18 @@ import { type Decision, EPSILON } from './decision.js';
 import { type Algorithm, resolvePolicy } from './policy.js';
 export { AdaptiveRate, AIMD } from './adaptive-rate.js';
 import { MAX_DELAY_MS, type ServerSignal, serverDelay } from './signal.js';
+import { SlowStart } from './slow-start.js';
 
 /**
  * Where a key's learned policy came from:
  * - `'server'`: the server advertised it (a `policy` signal);
- * - `'rate'`: refusals without a policy taught it (AIMD, `refusal` signals);
- * - `'client'`: the client holds a key it knows nothing of to it (a `probe` signal).
+ * - `'rate'`: refusals without a policy taught it (`refusal` signals: the requests admitted
+ *   before a refusal over the time until its Retry-After, or AIMD without one);
+ * - `'client'`: the client holds a key it knows nothing of to it (a `probe` signal);
+ * - `'start'`: zero configuration's slow start (a `start` signal): `limit` requests in flight,
+ *   one more per answer (`windowMs` is 0: it paces by answers, not by time).
  */
-export type LearnedSource = 'server' | 'rate' | 'client';
+export type LearnedSource = 'server' | 'rate' | 'client' | 'start';
 
 /** A key's learned policy as `policyOf(key).learned` shows it. */
 export interface LearnedPolicy {
@@ -43,6 +47,14 @@ export class WithLearned implements Strategy {
   /** Ticker time of the first of `strikes` refusals without a policy (AIMD, before a rate). */
   struckAt = Number.NEGATIVE_INFINITY;
   strikes = 0;
+  /**
+   * Requests the server admitted (`answered` signals) since the last refusal, and when the
+   * first of them was sent: a rate's sample.
+   */
+  admitted = 0;
+  firstAdmittedAt = Number.NEGATIVE_INFINITY;
+  /** When the last refusal that taught something came: answers to requests sent before it are echoes. */
+  lastRefusalAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly base: Strategy,
@@ -101,6 +113,12 @@ export class WithLearned implements Strategy {
     this.base.lowerRemaining(now, remaining);
     this.learned?.counter.lowerRemaining(now, remaining);
   }
+
+  settle(now: number, cost: number): void {
+    this.base.settle?.(now, cost);
+    const counter = this.learned?.counter;
+    counter?.settle?.(now, cost < counter.capacity ? cost : counter.capacity);
+  }
 }
 
 /**
@@ -120,6 +138,8 @@ export interface KeyStates {
   replace(key: string, state: Strategy): void;
   compiled(key: string): CompiledPolicy;
   blockUntil(key: string, until: number): void;
+  /** Whether every permit taken is settled at its answer (a pacer's): learned windows then count arrival-safe. */
+  answered(): boolean;
 }
 
 /**
@@ -146,8 +166,8 @@ export function applySignal(
   switch (signal.kind) {
     case 'refusal': {
       const wait = serverDelay(signal.retryAfterMs);
-      if (wait === undefined) refused(states, key, now);
-      else if (wait > 0) states.blockUntil(key, now + wait);
+      if (wait !== undefined && wait > 0) states.blockUntil(key, now + wait);
+      refused(states, key, now, wait, signal.sentAt ?? now);
       return;
     }
     case 'probe': {
@@ -156,9 +176,32 @@ export function applySignal(
       adopt(states, key, now, signal.limit, signal.windowMs, 'client');
       return;
     }
-    case 'answered':
+    case 'start': {
+      const state = states.stateFor(key, now);
+      if (state === undefined) return;
+      if (state instanceof WithLearned && state.learned !== undefined) return;
+      const learned: LearnedLimit = {
+        counter: new SlowStart(),
+        policy: { limit: 1, windowMs: 0, source: 'start' },
+        openedAt: Number.NEGATIVE_INFINITY,
+      };
+      if (state instanceof WithLearned) state.learned = learned;
+      else states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs));
+      return;
+    }
+    case 'answered': {
+      const state = states.stateOf(key);
+      const sentAt = signal.sentAt ?? now;
+      if (state instanceof WithLearned && sentAt >= state.lastRefusalAt) {
+        if (state.admitted++ === 0) state.firstAdmittedAt = sentAt;
+        if (state.learned?.counter instanceof SlowStart) {
+          state.learned.counter.grow();
+          return;
+        }
+      }
       forget(states, key, 'client');
       return;
+    }
   }
   const { remaining } = signal;
   const reset = serverDelay(signal.resetMs);
@@ -182,7 +225,7 @@ export function applySignal(
       if (ends === undefined || ends >= now + windowMs) {
         learned.counter.lowerRemaining(now, remaining);
       }
-      if (remaining === 0 && ends !== undefined) {
+      if (remaining === 0 && ends !== undefined && hasCredit(states, key, now)) {
         const reopens = learned.openedAt + windowMs;
         states.blockUntil(key, reopens > now && reopens < ends ? reopens : ends);
       }
@@ -190,31 +233,71 @@ export function applySignal(
     }
   }
   if (remaining === undefined) return;
-  if (remaining === 0 && ends !== undefined) states.blockUntil(key, ends);
-  states.stateFor(key, now)?.lowerRemaining(now, remaining);
+  const state = states.stateFor(key, now);
+  // Blocked only if the key's own count still had credit: a count that agrees with the
+  // server's knows better when the next permit frees (a sliding server's reset is when it is
+  // empty again, not when its next permit frees).
+  if (remaining === 0 && ends !== undefined && (state === undefined || state.level(now) >= 1)) {
+    states.blockUntil(key, ends);
+  }
+  state?.lowerRemaining(now, remaining);
+}
+
+/** Whether `key` would still have a whole permit by its own count. */
+function hasCredit(states: KeyStates, key: string, now: number): boolean {
+  const state = states.stateOf(key);
+  return state === undefined || state.level(now) >= 1 - EPSILON;
 }
 
 /**
- * AIMD for a refusal without a policy (a bare 429, nginx's `limit_req`), see `AIMD`: the third
- * refusal within a second makes the key learn a rate, half its own fastest rate. Each later
- * refusal halves it again; it grows back linearly as requests go through, and is dropped once
- * it is back at the key's own rate. Refusals before any request was let through at the new
- * rate are echoes of the same excess and count once. A policy the server advertised wins: it
- * is not cut.
+ * A refusal of `key` (a policy the server advertised is not second-guessed):
+ *
+ * - with a wait (`Retry-After`), the requests admitted since the key's last refusal, over the
+ *   time from the first of them until the wait ends, are the server's window: the key learns
+ *   that rate (`'rate'`), counted arrival-safe. Refusals with nothing admitted since the last
+ *   one are echoes of the same excess and teach nothing. Each refusal measures again, so an
+ *   estimate that was too fast is corrected by the next refusal it earns;
+ * - without one, AIMD (a bare 429, nginx's `limit_req`), see `AIMD`: the third refusal within
+ *   a second makes the key learn a rate, half its own fastest rate. Each later refusal halves it
+ *   again; it grows back linearly as requests go through, and is dropped once it is back at the
+ *   key's own rate. Refusals before any request was let through at the new rate count once.
+ *
+ * Zero configuration's slow start is halved either way.
  */
-function refused(states: KeyStates, key: string, now: number): void {
+function refused(
+  states: KeyStates,
+  key: string,
+  now: number,
+  wait: number | undefined,
+  sentAt: number,
+): void {
   const state = states.stateFor(key, now);
   if (state === undefined) return;
   const { peakPerMs } = states.compiled(key);
   const learning =
     state instanceof WithLearned ? state : new WithLearned(state, undefined, peakPerMs);
+  if (learning !== state) states.replace(key, learning);
   const current = learning.learned;
   if (current?.policy.source === 'server') return;
+  if (wait !== undefined) {
+    // A request sent before the last refusal came is an echo of the same excess.
+    if (sentAt < learning.lastRefusalAt) return;
+    if (current?.counter instanceof SlowStart) current.counter.cut();
+    const { admitted, firstAdmittedAt } = learning;
+    learning.admitted = 0;
+    learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
+    learning.lastRefusalAt = now;
+    const windowMs = now + wait - firstAdmittedAt;
+    if (admitted > 0 && windowMs >= 1) {
+      adopt(states, key, now, Math.min(admitted, MAX_LOGGED), windowMs, 'rate');
+    }
+    return;
+  }
+  if (current?.counter instanceof SlowStart) current.counter.cut();
   if (current?.counter instanceof AdaptiveRate) {
     current.counter.cut(now);
     return;
   }
-  if (learning !== state) states.replace(key, learning);
   if (now - learning.struckAt > AIMD.STRIKE_MS) {
     learning.struckAt = now;
     learning.strikes = 0;
@@ -264,11 +347,15 @@ function adopt(
   ) {
     return current;
   }
+  // Arrival-safe where every permit's answer is told (a pacer); a bare limiter's caller never
+  // settles its permits, so there a sliding log.
   const algorithm: Algorithm = bucket
     ? 'token-bucket'
-    : limit <= MAX_LOGGED
-      ? 'sliding-log'
-      : 'sliding-window';
+    : limit > MAX_LOGGED
+      ? 'sliding-window'
+      : states.answered()
+        ? 'arrival-safe'
+        : 'sliding-log';
   const resolved = resolvePolicy({ limit, windowMs: window, algorithm }, 'policy');
   const counter = strategyFor(resolved);
   const before = current?.counter ?? (state instanceof WithLearned ? state.base : state);
@@ -301,6 +388,7 @@ export function learnedPolicyOf(state: Strategy | undefined): LearnedPolicy | un
   const learned = state instanceof WithLearned ? state.learned : undefined;
   if (learned === undefined) return undefined;
   const { counter } = learned;
+  if (counter instanceof SlowStart) return { limit: counter.window, windowMs: 0, source: 'start' };
   return counter instanceof AdaptiveRate
     ? { limit: 1, windowMs: 1 / counter.ratePerMs, source: 'rate' }
     : learned.policy;

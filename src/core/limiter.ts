@@ -36,7 +36,6 @@ import {
   assertKnownOptions,
   assertPositiveInteger,
   describe,
-  fail,
 } from './validate.js';
 
 export type { PolicyInput, PolicyResolver, PolicySummary } from './compile.js';
@@ -54,14 +53,6 @@ export interface RateLimiterOptions {
   readonly maxKeys?: number;
   /** Monotonic ms. @default performance.now */
   readonly clock?: Ticker;
-  /**
-   * With limits per unit, every unit but the first (tokens) counts a request from its take until
-   * `settle(key, cost)` says its answer came, and is charged then: the server counts a request
-   * when it arrives, which lies between, so network jitter cannot bunch arrivals past its limit.
-   * A pacer counts so, and settles each task as it ends.
-   * @default false
-   */
-  readonly countUntilAnswer?: boolean;
 }
 
 /**
@@ -91,10 +82,15 @@ export class RateLimiter {
   /** No state rests before this (valid until a state is created); spares futile sweeps. */
   private noRestBefore = Number.NEGATIVE_INFINITY;
   /**
-   * Whether a task's end matters here: once a key counts a unit until its answer
-   * (`countUntilAnswer`), the pacer tells `settle` of every task's end. Never turns back.
+   * Whether a key's state counts permits until their answer (`settle`): once one does, the
+   * pacer tells the limiter of every task's end. Never turns back to false.
    */
   settles = false;
+  /**
+   * Set by a pacer that settles every permit it takes when its task ends: learned windows then
+   * count arrival-safe too. A bare limiter's caller is not assumed to.
+   */
+  answered = false;
 
   constructor(options: RateLimiterOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -102,21 +98,8 @@ export class RateLimiter {
         `[fetch-pacer] Expected RateLimiter options \`{ policy }\`, got ${describe(options)}`,
       );
     }
-    assertKnownOptions('createRateLimiter()', options, [
-      'policy',
-      'maxKeys',
-      'clock',
-      'countUntilAnswer',
-    ]);
-    const {
-      policy,
-      maxKeys = Number.POSITIVE_INFINITY,
-      clock = performanceTicker,
-      countUntilAnswer = false,
-    } = options;
-    if (typeof countUntilAnswer !== 'boolean') {
-      fail('countUntilAnswer', 'a boolean', countUntilAnswer, TypeError);
-    }
+    assertKnownOptions('createRateLimiter()', options, ['policy', 'maxKeys', 'clock']);
+    const { policy, maxKeys = Number.POSITIVE_INFINITY, clock = performanceTicker } = options;
     assertBound('maxKeys', maxKeys);
     if (typeof clock !== 'function') {
       throw new TypeError(
@@ -126,7 +109,7 @@ export class RateLimiter {
     this.maxKeys = maxKeys;
     this.now = monotonic(clock);
     this.blocks = new ServerBlocks(maxKeys);
-    this.compiled = policyResolver(policy, 'policy', undefined, countUntilAnswer);
+    this.compiled = policyResolver(policy, 'policy');
   }
 
   /** Keys with live state. */
@@ -147,8 +130,14 @@ export class RateLimiter {
       const compiled = this.compiledFor(key, cost);
       const blocked = this.blockedDecision(key, now, cost, undefined, compiled.limit);
       if (blocked !== undefined) return blocked;
-      state = this.addState(key, compiled, now);
-      if (state === undefined) return this.keyLimitDecision(now, compiled.limit);
+      if (this.states.size >= this.maxKeys && !this.makeRoom(now)) {
+        return this.keyLimitDecision(now, compiled.limit);
+      }
+      state = compiled.create();
+      if (state.settle !== undefined) this.settles = true;
+      this.sweep.step(now);
+      this.states.set(key, state);
+      this.noRestBefore = Number.NEGATIVE_INFINITY;
     } else {
       if (cost > state.capacity) throw costError(cost, state.capacity);
       if (this.blocks.size !== 0) {
@@ -182,15 +171,18 @@ export class RateLimiter {
   }
 
   /**
-   * A started request of `key` that took `cost` was answered: each unit counted until its
-   * answer (see `UnitPolicy.untilAnswer`) is charged from now. The pacer calls it as each task
-   * ends; a caller of the bare limiter with `countUntilAnswer` calls it when the response of a
-   * request arrives. A number, or a key without such units, changes nothing.
+   * `cost` permits of `key` taken earlier were answered now: an `arrival-safe` policy counts
+   * them from here for one window (the other algorithms counted them at the take and ignore
+   * this). The pacer calls it as each task ends; a caller of the bare limiter with an
+   * `arrival-safe` policy calls it when the response of a request arrives.
    */
   settle(key: string, cost: Cost = 1): void {
     const state = this.states.get(key);
-    if (!(state instanceof Units) || typeof cost !== 'object') return;
-    state.answered(this.now(), unitVector(state.units, cost, 'cost'));
+    if (state?.settle === undefined) return;
+    if (typeof cost === 'number') state.settle(this.now(), cost);
+    else if (state instanceof Units) {
+      state.answered(this.now(), unitVector(state.units, cost, 'cost'));
+    }
     // It may rest sooner now.
     this.noRestBefore = Number.NEGATIVE_INFINITY;
   }
@@ -310,31 +302,23 @@ export class RateLimiter {
     return this.sweepAll(this.now());
   }
 
-  /** A fresh state for a new `key`, kept; undefined when `maxKeys` leaves no room for it. */
-  private addState(key: string, compiled: CompiledPolicy, now: number): Strategy | undefined {
-    if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return undefined;
-    const state = compiled.create();
-    this.sweep.step(now);
-    this.states.set(key, state);
-    this.noRestBefore = Number.NEGATIVE_INFINITY;
-    return state;
-  }
-
   /** `tryAcquire` (`take`) or `peek` for amounts per unit: as for a number, in every unit. */
   private decideUnits(key: string, costs: UnitCosts, take: boolean): Decision {
     assertKey(key);
     const compiled = this.compiled(key);
     if (compiled.units === undefined) throw noUnitsError(key, 'cost');
-    // From the first amounts per unit on, the pacer tells of each task's end (see `settle`).
-    if (!this.settles && compiled.units.some((unit) => unit.untilAnswer === true)) {
-      this.settles = true;
-    }
     const amounts = unitVector(compiled.units, costs, 'cost');
     const now = this.now();
     let state = this.states.get(key);
     if (state === undefined && take) {
-      state = this.addState(key, compiled, now);
-      if (state === undefined) return this.keyLimitDecision(now, compiled.limit);
+      if (this.states.size >= this.maxKeys && !this.makeRoom(now)) {
+        return this.keyLimitDecision(now, compiled.limit);
+      }
+      state = compiled.create();
+      this.sweep.step(now);
+      this.states.set(key, state);
+      this.noRestBefore = Number.NEGATIVE_INFINITY;
+      if (state.settle !== undefined) this.settles = true;
     } else if (state === undefined && this.states.size >= this.maxKeys && !this.anyAtRest(now)) {
       return this.keyLimitDecision(now, compiled.limit);
     }
@@ -354,6 +338,7 @@ export class RateLimiter {
     if (state !== undefined) return state;
     if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return undefined;
     state = this.compiled(key).create();
+    if (state.settle !== undefined) this.settles = true;
     this.states.set(key, state);
     this.noRestBefore = Number.NEGATIVE_INFINITY;
     return state;
@@ -364,12 +349,14 @@ export class RateLimiter {
     stateFor: (key, now) => this.stateFor(key, now),
     stateOf: (key) => this.states.get(key),
     replace: (key, state) => {
+      if (state.settle !== undefined) this.settles = true;
       this.states.set(key, state);
       // The key may rest sooner (or later) with it.
       this.noRestBefore = Number.NEGATIVE_INFINITY;
     },
     compiled: (key) => this.compiled(key),
     blockUntil: (key, until) => this.blockUntil(key, until),
+    answered: () => this.answered,
   };
 
   private compiledFor(key: string, cost: number): CompiledPolicy {

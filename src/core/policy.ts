@@ -7,7 +7,13 @@ import {
 } from './validate.js';
 
 /** How a policy counts. See the README for the trade-offs of each. */
-export type Algorithm = 'token-bucket' | 'sliding-log' | 'sliding-window' | 'fixed-window' | 'gcra';
+export type Algorithm =
+  | 'token-bucket'
+  | 'sliding-log'
+  | 'sliding-window'
+  | 'fixed-window'
+  | 'gcra'
+  | 'arrival-safe';
 
 export const ALGORITHMS: readonly Algorithm[] = [
   'token-bucket',
@@ -15,6 +21,7 @@ export const ALGORITHMS: readonly Algorithm[] = [
   'sliding-window',
   'fixed-window',
   'gcra',
+  'arrival-safe',
 ];
 
 /** "`limit` requests per `windowMs`", counted by `algorithm`. */
@@ -26,8 +33,10 @@ export interface Policy {
   /** @default 'token-bucket' */
   readonly algorithm?: Algorithm;
   /**
-   * Most permits available at once, for `token-bucket` and `gcra` only (the other algorithms
-   * count whole windows, so their burst is the limit). A positive integer.
+   * Most permits available at once, for `token-bucket` and `gcra` (the window algorithms count
+   * whole windows, so their burst is the limit). For `arrival-safe`, the server allows bursts of
+   * this many at any time (at most `limit`); without it only the first window is sent at once.
+   * A positive integer.
    * @default limit
    */
   readonly burst?: number;
@@ -46,14 +55,16 @@ export interface ResolvedPolicy {
   readonly limit: number;
   readonly windowMs: number;
   readonly algorithm: Algorithm;
-  /** Most permits one request (or a burst) can take: `burst ?? limit`. */
+  /** Most permits one request (or a burst) can take: `burst ?? limit` (`arrival-safe`: `limit`). */
   readonly capacity: number;
+  /** `arrival-safe` only: the `burst` given, if any (its capacity stays `limit`). */
+  readonly burst?: number;
 }
 
 const POLICY_FIELDS = ['limit', 'windowMs', 'algorithm', 'burst'];
 
 /** The algorithms that take a `burst`; the others count whole windows. */
-const BURSTABLE: readonly Algorithm[] = ['token-bucket', 'gcra'];
+const BURSTABLE: readonly Algorithm[] = ['token-bucket', 'gcra', 'arrival-safe'];
 
 // `@__PURE__`: a bundler may then drop the helpers an app does not use.
 function per(windowMs: number) {
@@ -98,10 +109,17 @@ export function resolvePolicy(policy: Policy, field = ''): ResolvedPolicy {
   if (burst !== undefined) {
     if (!BURSTABLE.includes(algorithm)) {
       throw new TypeError(
-        `[fetch-pacer] \`${name('burst')}\` applies only to 'token-bucket' and 'gcra', got ${describe(burst)} with algorithm '${algorithm}' (its burst is its limit)`,
+        `[fetch-pacer] \`${name('burst')}\` applies only to 'token-bucket', 'gcra' and 'arrival-safe', got ${describe(burst)} with algorithm '${algorithm}' (its burst is its limit)`,
       );
     }
     assertPositiveInteger(name('burst'), burst);
+    if (algorithm === 'arrival-safe' && burst > limit) {
+      fail(name('burst'), `at most \`limit\` (${limit}) with 'arrival-safe'`, burst, RangeError);
+    }
+    if (algorithm === 'arrival-safe') {
+      return Object.freeze({ limit, windowMs, algorithm, capacity: limit, burst });
+    }
+    return Object.freeze({ limit, windowMs, algorithm, capacity: burst });
   }
-  return Object.freeze({ limit, windowMs, algorithm, capacity: burst ?? limit });
+  return Object.freeze({ limit, windowMs, algorithm, capacity: limit });
 }

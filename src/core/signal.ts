@@ -46,6 +46,8 @@ export interface PolicySignal {
 export interface RefusalSignal {
   readonly kind: 'refusal';
   readonly retryAfterMs?: number | undefined;
+  /** Ticker time the refused request was sent: one sent before the last refusal is an echo. @default now */
+  readonly sentAt?: number | undefined;
 }
 
 /**
@@ -60,8 +62,22 @@ export interface ProbeSignal {
 }
 
 /** The server answered without a word of its limit: a probe of the key is over. */
+/**
+ * Zero configuration: `key` is unknown, hold it to one request in flight and one more per
+ * answer (slow start), until the server's word teaches a policy. Ignored by a key that learned
+ * one already.
+ */
+export interface StartSignal {
+  readonly kind: 'start';
+}
+
 export interface AnsweredSignal {
   readonly kind: 'answered';
+  /**
+   * Ticker time the answered request was sent: a refusal's rate is measured from the first
+   * request admitted since the one before (its arrival lies after it). @default now
+   */
+  readonly sentAt?: number | undefined;
 }
 
 /**
@@ -74,6 +90,7 @@ export type ServerSignal =
   | PolicySignal
   | RefusalSignal
   | ProbeSignal
+  | StartSignal
   | AnsweredSignal;
 
 /**
@@ -91,7 +108,14 @@ export interface ServerQuota {
   readonly windowMs?: number;
 }
 
-const KINDS: ReadonlySet<string> = new Set(['quota', 'policy', 'refusal', 'probe', 'answered']);
+const KINDS: ReadonlySet<string> = new Set([
+  'quota',
+  'policy',
+  'refusal',
+  'probe',
+  'start',
+  'answered',
+]);
 
 /**
  * Checks the parts of a signal a caller controls: its `kind` and a `remaining` count. A policy

@@ -28,10 +28,8 @@ export interface UnitPolicy {
   readonly name: string;
   readonly compiled: CompiledPolicy;
   /**
-   * Counted from a request's start until its answer, and charged then (`countUntilAnswer`, every
-   * unit but the main one under a pacer): the server counts a request when it arrives, which
-   * lies between, so network jitter cannot bunch arrivals past its limit, and the unit refills
-   * only from the answer.
+   * An `arrival-safe` unit other than the main one: a token bucket charged when a request's
+   * answer comes, not when it is sent (see `arrivalSafeUnit`).
    */
   readonly untilAnswer?: boolean;
 }
@@ -45,6 +43,27 @@ export function isUnitLimits(input: unknown): input is UnitLimits {
     !('limit' in input) &&
     !('windowMs' in input)
   );
+}
+
+/**
+ * A unit's policies as they are compiled. `'arrival-safe'` in a unit other than the main one
+ * (the requests) is counted as a token bucket whose permits count from the send and refill only
+ * from the answer: the server counts arrivals, which lie between, so network jitter cannot
+ * bunch them past its bucket (how OpenAI and Anthropic count tokens), and a bucket keeps O(1)
+ * state where a log would keep one entry per token.
+ */
+export function arrivalSafeUnit(input: Policy | readonly Policy[]): {
+  readonly input: Policy | readonly Policy[];
+  readonly untilAnswer: boolean;
+} {
+  const list: readonly Policy[] = Array.isArray(input) ? input : [input as Policy];
+  if (!list.some((policy) => policy?.algorithm === 'arrival-safe'))
+    return { input, untilAnswer: false };
+  const buckets = list.map(
+    (policy): Policy =>
+      policy?.algorithm === 'arrival-safe' ? { ...policy, algorithm: 'token-bucket' } : policy,
+  );
+  return { input: Array.isArray(input) ? buckets : (buckets[0] as Policy), untilAnswer: true };
 }
 
 /**
@@ -156,6 +175,8 @@ export function statesOfUnit(
     },
     compiled: () => found.compiled,
     blockUntil: (_key, until) => states.blockUntil(key, until),
+    // A unit's learned window counts at the send, as measured for issue 14 (bench:llm).
+    answered: () => false,
   };
 }
 

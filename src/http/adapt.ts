@@ -45,7 +45,10 @@ export const PROBE_MS = 1_000;
 /** One request per `PROBE_MS`: what a key may send until its server has answered once. */
 const PROBE: ServerSignal = Object.freeze({ kind: 'probe', limit: 1, windowMs: PROBE_MS });
 
-const ANSWERED: ServerSignal = Object.freeze({ kind: 'answered' });
+export const ANSWERED: ServerSignal = Object.freeze({ kind: 'answered' });
+
+/** Zero configuration: a key never heard from starts slow (see `SlowStart`). */
+export const START: ServerSignal = Object.freeze({ kind: 'start' });
 
 const REFUSAL: ServerSignal = Object.freeze({ kind: 'refusal' });
 
@@ -127,6 +130,11 @@ export function heard(
   }
   if (probed) pacer.observe(key, ANSWERED);
   if (refused && quota === undefined) pacer.observe(key, REFUSAL);
+}
+
+/** An answer of `key` came, a refusal: a probe of it ends (the refusal itself is told apart). */
+export function endProbe(pacer: Pacer, key: string): void {
+  if (probers.get(pacer)?.answered(key) === true) pacer.observe(key, ANSWERED);
 }
 
 /** The prober of `pacer`, made on first use. */

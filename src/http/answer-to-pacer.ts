@@ -6,7 +6,7 @@
  */
 import type { ServerQuota } from '../core/limiter.js';
 import type { Pacer } from '../pacer/types.js';
-import { heard, signalOf } from './adapt.js';
+import { endProbe, heard, signalOf } from './adapt.js';
 import type { ServerQuotaReport } from './ratelimit-headers.js';
 import type { Refusal } from './retry-policy.js';
 import type { ServerAnswer } from './server-answer.js';
@@ -22,6 +22,10 @@ export const MAX_LEARNED_LIMIT = 10_000;
 export interface ApplyOptions {
   /** Adopt advertised policies and AIMD (`learn`), or only lower credit. */
   readonly learning: boolean;
+  /** Pacer time the request was sent (the task's start). */
+  readonly sentAt?: number;
+  /** Zero configuration (no `limits`). */
+  readonly unconfigured?: boolean;
 }
 
 /**
@@ -41,10 +45,19 @@ export function applyServerAnswer(
   const teaches = quota?.limit !== undefined && quota.windowMs !== undefined;
   if (refusal !== undefined && !teaches && options.learning) {
     // A refusal says "too fast" even when it says when to come back, and a quota without a
-    // policy does not say how fast is right: the count lowers credit, and the adapter cuts the
-    // key's rate (AIMD), so the queue does not flood back after each block.
+    // policy does not say how fast is right: the count lowers credit, and the refusal teaches
+    // the key a rate (the requests admitted before it over the time until its wait ends; AIMD
+    // without a wait), so the queue does not flood back after each block.
     if (quota !== undefined) pacer.observe(key, signalOf(quota, false));
-    heard(pacer, key, undefined, true, true);
+    endProbe(pacer, key);
+    // Zero configuration has no rate of its own for AIMD to cut: its backoff is the wait.
+    const { sentAt } = options;
+    pacer.observe(
+      key,
+      refusal.explained || options.unconfigured === true
+        ? { kind: 'refusal', retryAfterMs: refusal.waitMs, sentAt }
+        : { kind: 'refusal', sentAt },
+    );
   } else {
     heard(
       pacer,
@@ -53,6 +66,11 @@ export function applyServerAnswer(
       refusal !== undefined,
       options.learning,
     );
+    // Each admitted request: a sample of the rate the next refusal teaches, and zero
+    // configuration's slow start grows by one.
+    if (options.learning && refusal === undefined && !teaches) {
+      pacer.observe(key, { kind: 'answered', sentAt: options.sentAt });
+    }
   }
   // The whole key waits, so calls queued behind this one do not earn the same refusal.
   if (refusal !== undefined) pacer.blockUntil(key, pacer.now() + refusal.waitMs);

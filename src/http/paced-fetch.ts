@@ -1,15 +1,46 @@
 import { assertFiniteNumber, assertKnownOptions, describe, fail } from '../core/validate.js';
-import { assertCost, type UnitCosts } from '../core/units.js';
+import { assertCost, type UnitCosts, type UnitLimits } from '../core/units.js';
 import { isRateLimitError } from '../pacer/errors.js';
 import { PACER_OPTIONS, type PacerOptions } from '../pacer/options.js';
 import { createPacer } from '../pacer/pacer.js';
 import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
-import { adapterOf, type LearnOptions, resolveLearn } from './adapt.js';
+import { adapterOf, type LearnOptions, resolveLearn, START } from './adapt.js';
 import { applyServerAnswer } from './answer-to-pacer.js';
 import { readBodyHintText } from './body-hint.js';
+import { arrivalSafeByDefault } from './fetch-policy.js';
 import { isRefusal, mayRetry, type RetryOptions, refusalOf, resolveRetry } from './retry-policy.js';
 import { readServerAnswer, type ServerAnswer } from './server-answer.js';
 import { type ActualCost, adjustToActual, applyUnitQuotas } from './unit-costs.js';
+
+/**
+ * The own policy of a zero-configuration paced fetch: a ceiling no API reaches (a million
+ * requests a second), so that what binds is what each key learns (slow start, then the server's
+ * word).
+ */
+const UNCONFIGURED = Object.freeze({
+  limit: 1_000_000,
+  windowMs: 1_000,
+  algorithm: 'token-bucket',
+} as const);
+
+/** A billion tokens a second, counted at the send: no limit, until one is learned. */
+const NO_TOKEN_LIMIT = Object.freeze({
+  limit: 1_000_000_000,
+  windowMs: 1_000,
+  algorithm: 'token-bucket',
+} as const);
+
+/**
+ * The own limits of a zero-configuration paced fetch with a `cost` function: its requests as
+ * without one, and the token units of OpenAI and Anthropic at a ceiling no API reaches, so that
+ * a cost in tokens is accepted and what binds is what the headers teach in each unit.
+ */
+const UNCONFIGURED_UNITS: UnitLimits = Object.freeze({
+  requests: UNCONFIGURED,
+  tokens: NO_TOKEN_LIMIT,
+  'input-tokens': NO_TOKEN_LIMIT,
+  'output-tokens': NO_TOKEN_LIMIT,
+});
 
 /** The fetch being paced: the global one by default, looked up at each call. */
 export type FetchFunction = (input: Request) => Promise<Response>;
@@ -103,7 +134,7 @@ export type PacedFetch = ((
  * // One call's own key, cost, priority, and where it stands while it waits:
  * await pacedFetch(url, { pacing: { key: 'reports', cost: 5, onProgress: console.log } });
  */
-export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
+export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(
       `[fetch-pacer] Expected paced fetch options \`{ limits }\` or \`{ pacer }\`, got ${describe(options)}`,
@@ -150,11 +181,32 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
       );
     }
   }
-  // Without `limits`, createPacer throws the message that names it.
-  const pacer = shared ?? createPacer(pacerOptions as PacerOptions);
+  const { learning, probing } = resolveLearn(learnOptions);
+  // Zero configuration: no limits, no pacer, no store. Every key starts slow and learns.
+  const zeroConfig =
+    shared === undefined && pacerOptions.limits === undefined && pacerOptions.store === undefined;
+  if (zeroConfig && !learning) {
+    throw new TypeError(
+      '[fetch-pacer] `learn: false` needs `limits`: without them a paced fetch learns the limits from the server',
+    );
+  }
+  // With a store but no `limits`, createPacer throws the message that names it.
+  const pacer =
+    shared ??
+    createPacer({
+      ...pacerOptions,
+      // A store counts at the send with its own algorithms (see `arrivalSafeByDefault`).
+      // With a `cost` function, a cost may come in units: each of the LLM APIs' is learned.
+      limits: zeroConfig
+        ? costOf === undefined
+          ? UNCONFIGURED
+          : UNCONFIGURED_UNITS
+        : pacerOptions.store === undefined
+          ? arrivalSafeByDefault(pacerOptions.limits)
+          : pacerOptions.limits,
+    } as PacerOptions);
   const retry = resolveRetry(retryOptions);
   const send: FetchFunction = fetchImpl ?? ((request) => globalThis.fetch(request));
-  const { learning, probing } = resolveLearn(learnOptions);
 
   /** What the server said: headers always, a refusal's body only when they give no wait. */
   async function answerOf(response: Response): Promise<ServerAnswer | undefined> {
@@ -181,6 +233,7 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
     const priority = pacing?.priority ?? priorityOf?.(request);
     const onProgress = pacing?.onProgress;
     if (probing) adapterOf(pacer).calling(key); // a key at rest probes first (adapt.ts)
+    if (zeroConfig) pacer.observe(key, START); // a key never heard from starts slow
     // The refusal a retry replaces: its body is freed only once the retry starts, so that a
     // retry the pacer will not queue (`maxWaitMs`, reject mode) can return it instead.
     let refused: Response | undefined;
@@ -196,8 +249,10 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
       };
       const previous = refused;
       let response: Response;
+      let sentAt = 0;
       try {
         response = await pacer.schedule(() => {
+          sentAt = pacer.now();
           // Not awaited: a body stream may only settle its cancel once its source does.
           previous?.body?.cancel().catch(() => {});
           return send(request.clone());
@@ -208,7 +263,11 @@ export function createPacedFetch(options: PacedFetchOptions): PacedFetch {
       }
       const answer = await answerOf(response);
       const refusal = refusalOf(retry, response.status, answer, unexplained);
-      applyServerAnswer(pacer, key, answer, refusal, { learning });
+      applyServerAnswer(pacer, key, answer, refusal, {
+        learning,
+        sentAt,
+        unconfigured: zeroConfig,
+      });
       if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
       if (refusal === undefined) {
         if (actualCostOf !== undefined) {

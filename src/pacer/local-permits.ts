@@ -15,7 +15,6 @@ import type { KeyInspection } from './types.js';
 export class LocalPermits implements Permits {
   readonly pending = 0;
 
-  /** Listens to task ends only once a key counts a unit until its answer (see `settled`). */
   get settles(): boolean {
     return this.core.limiter.settles;
   }
@@ -109,7 +108,12 @@ export class LocalPermits implements Permits {
   tryAcquire(key: string, cost: number): Decision {
     const { limiter, waiting } = this.core;
     const line = waiting.line(key);
-    if (line === undefined) return limiter.tryAcquire(key, cost);
+    if (line === undefined) {
+      const decision = limiter.tryAcquire(key, cost);
+      // No task to end: a permit taken by hand is answered when it is taken.
+      if (decision.allowed && limiter.settles) limiter.settle(key, cost);
+      return decision;
+    }
     limiter.peek(key, cost); // throws, like the core, for a cost beyond capacity
     // Never ahead of the line: denied, with the wait behind every task of the key.
     return denyBehind(limiter, limiter.policyOf(key), key, line.totalCost + cost);
@@ -150,8 +154,9 @@ export class LocalPermits implements Permits {
   }
 
   /**
-   * A task of `key` ended: a unit counted until the answer (see `UnitPolicy.untilAnswer`) is
-   * charged from now, and the waiting tasks of the key, due "at the next answer", are re-timed.
+   * A task of `key` ended: a policy that counts permits until their answer (`arrival-safe`)
+   * counts them from now, and the waiting tasks of the key, due "at the next answer", are
+   * re-timed.
    */
   settled(key: string, cost: Cost): void {
     const { limiter, waiting } = this.core;

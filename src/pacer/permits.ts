@@ -47,8 +47,8 @@ export interface Permits {
   settled?(key: string, cost: Cost): void;
   /**
    * Whether `settled` wants to hear of a task starting now (read at each start). Absent: always.
-   * The in-memory limiter listens only once a key counts a unit until its answer, so the fast
-   * path makes no closure per task until then.
+   * The in-memory limiter listens only once a key counts permits until their answer, so the
+   * fast path makes no closure per task until then.
    */
   readonly settles?: boolean;
 }

@@ -67,19 +67,15 @@ export class Scheduler implements SchedulerCore {
     const { limits, maxKeys, clock } = options;
     const read = monotonic(() => clock.now());
     this.now = () => this.pinned ?? read();
-    // A task's end is its answer: units but the main one count until then (see `settled`).
-    this.limiter = new RateLimiter({
-      policy: limits,
-      maxKeys,
-      clock: this.now,
-      countUntilAnswer: true,
-    });
+    this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: this.now });
     this.waiting = new WaitingTasks(
       (key, cost, now) => this.waitAt(key, cost, now),
       this.now,
       (task, error) => this.settle(task, false, error),
     );
     this.permits = makePermits(this);
+    // The in-memory permits settle every task's permits at its end (`LocalPermits.settled`).
+    this.limiter.answered = this.permits instanceof LocalPermits;
     const { permits } = this;
     this.running = new RunningTasks(
       () => this.flush(),

@@ -85,7 +85,9 @@ describe('observe adopting the policy the server advertises', () => {
     clock.set(30);
     // The reset is in whole seconds: "1 s" from 30 ms would hold the key until 1030.
     limiter.observe('api', { kind: 'policy', remaining: 0, resetMs: 1000, ...policy });
-    expect(limiter.blockedUntil('api')).toBe(1005);
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 975 });
+    clock.set(1005);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
   });
 
   it('trusts a reset sooner than the window (a fixed window) instead of counting a whole window', () => {

@@ -7,9 +7,9 @@ import {
 } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
-function setup(policy: RateLimiterOptions['policy'], countUntilAnswer = false) {
+function setup(policy: RateLimiterOptions['policy']) {
   const clock = createManualClock();
-  return { clock, limiter: createRateLimiter({ policy, clock: clock.now, countUntilAnswer }) };
+  return { clock, limiter: createRateLimiter({ policy, clock: clock.now }) };
 }
 
 /** 10 requests and 2,000 tokens per second, both token buckets (how OpenAI counts). */
@@ -131,8 +131,11 @@ describe('limits per unit', () => {
 });
 
 describe('a unit counted until the answer', () => {
-  it('charges a unit counted until the answer then, so it refills only from then', () => {
-    const { clock, limiter } = setup({ requests: perSecond(10), tokens: perSecond(1_000) }, true);
+  it('charges an arrival-safe unit at the answer, so it refills only from then', () => {
+    const { clock, limiter } = setup({
+      requests: perSecond(10),
+      tokens: { ...perSecond(1_000), algorithm: 'arrival-safe' },
+    });
     expect(limiter.tryAcquire('a', { requests: 1, tokens: 1_000 }).allowed).toBe(true);
     clock.advance(500);
     // In flight: nothing has come back, whatever the time.
@@ -143,18 +146,13 @@ describe('a unit counted until the answer', () => {
     expect(limiter.peek('a', { tokens: 500 }).retryAfterMs).toBe(500);
     clock.advance(1_000);
     expect(limiter.peek('a', { tokens: 1_000 }).allowed).toBe(true);
-    // The main unit (requests) took its permit at the start, as always.
-    expect(limiter.unitsOf('a')?.['requests']?.level).toBe(10);
-  });
-
-  it('names a countUntilAnswer that is no boolean', () => {
-    expect(() => setup(perSecond(1), 'yes' as never)).toThrow(
-      "[fetch-pacer] Expected `countUntilAnswer` to be a boolean, got `'yes'` (string)",
-    );
   });
 
   it('gives back an answered reserve at once', () => {
-    const { limiter } = setup({ requests: perSecond(10), tokens: perSecond(1_000) }, true);
+    const { limiter } = setup({
+      requests: perSecond(10),
+      tokens: { ...perSecond(1_000), algorithm: 'arrival-safe' },
+    });
     limiter.tryAcquire('a', { requests: 1, tokens: 900 });
     limiter.settle('a', { requests: 1, tokens: 900 });
     limiter.adjust('a', { tokens: -600 });

@@ -39,7 +39,7 @@ describe('invalid policies throw at construction, naming the field and the value
       'burst on sliding-log',
       { limit: 5, windowMs: 1, algorithm: 'sliding-log', burst: 3 },
       TypeError,
-      /`burst` applies only to 'token-bucket' and 'gcra'.*'sliding-log'/,
+      /`burst` applies only to 'token-bucket', 'gcra' and 'arrival-safe'.*'sliding-log'/,
     ],
     [
       'burst on sliding-window',

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 
 /**
- * The page: a paced fetch at `perSecond(rate)` (the default clock, as an app uses it), a pacer
+ * The page: a paced fetch at `perSecond(rate)`, a token bucket (the default clock, as an app uses it), a pacer
  * whose tasks send a request and return at once (a beacon, a fire-and-forget write: no response
  * re-arms its timer, so it is the pure timer chain), a paced fetch under an outbox, a recorder
  * of each start (its time and the page's visibility then), and three chains of 100 ms timers
@@ -19,9 +19,14 @@ const started = (run) => {
 };
 /** The paced fetch's own word that a request starts: right after its permit is taken. */
 const pacing = (run) => ({ onProgress: (progress) => progress.state === 'started' && started(run) });
-const pacedFetch = createPacedFetch({ limits: perSecond(${rate}) });
-const pacer = createPacer({ limits: perSecond(${rate}) });
-const outboxFetch = createPacedFetch({ limits: perSecond(${rate}) });
+// A token bucket, named: these runs measure how the timers of a hidden page keep the pacer on
+// time, against a token bucket's ideal schedule. (The paced fetch's default, arrival-safe,
+// spaces requests after the first window with no catch-up credit: at a hidden page's one wake a
+// second it sends one request per wake. See the closing note of issue 12.)
+const bucket = perSecond(${rate}, { algorithm: 'token-bucket' });
+const pacedFetch = createPacedFetch({ limits: bucket });
+const pacer = createPacer({ limits: bucket });
+const outboxFetch = createPacedFetch({ limits: bucket });
 const outbox = createOutbox({
   name: 'hidden-tab',
   fetch: (request) => outboxFetch(request, { pacing: pacing(new URL(request.url).pathname) }),

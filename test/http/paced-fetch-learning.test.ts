@@ -26,7 +26,11 @@ describe('createPacedFetch learning from RateLimit headers', () => {
       }),
     );
     const { fetch, sent } = stampedFetch(clock);
-    const pacedFetch = createPacedFetch({ limits: { limit: 100, windowMs: 1000 }, fetch, clock });
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 100, windowMs: 1000, algorithm: 'token-bucket' },
+      fetch,
+      clock,
+    });
     await pacedFetch('https://api.test/first');
     const second = pacedFetch('https://api.test/second');
     await drive(clock, pacedFetch.pacer, 10_000);
@@ -52,7 +56,11 @@ describe('createPacedFetch learning from RateLimit headers', () => {
       ),
     );
     const { fetch, sent } = stampedFetch(clock);
-    const pacedFetch = createPacedFetch({ limits: { limit: 2, windowMs: 1000 }, fetch, clock });
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 2, windowMs: 1000, algorithm: 'token-bucket' },
+      fetch,
+      clock,
+    });
     const calls = [1, 2, 3].map((n) => pacedFetch(`https://api.test/${n}`));
     await drive(clock, pacedFetch.pacer, 5000);
     await Promise.all(calls);
@@ -71,7 +79,7 @@ describe('createPacedFetch learning from RateLimit headers', () => {
     );
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 5, windowMs: 1000 },
+      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
       fetch,
       clock,
       readRateLimitHeaders: false,
@@ -86,7 +94,11 @@ describe('createPacedFetch keys, costs and sharing', () => {
     const clock = createManualClock();
     server.use(http.get('https://*.test/*', () => HttpResponse.json({})));
     const { fetch, sent } = stampedFetch(clock);
-    const pacedFetch = createPacedFetch({ limits: { limit: 1, windowMs: 1000 }, fetch, clock });
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' },
+      fetch,
+      clock,
+    });
     const calls = [
       pacedFetch('https://a.test/1'),
       pacedFetch('https://b.test/1'),
@@ -106,7 +118,7 @@ describe('createPacedFetch keys, costs and sharing', () => {
     server.use(http.all('https://api.test/*', () => HttpResponse.json({})));
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 4, windowMs: 1000 },
+      limits: { limit: 4, windowMs: 1000, algorithm: 'token-bucket' },
       fetch,
       clock,
       key: (request) => request.headers.get('x-user') ?? 'anonymous',
@@ -138,7 +150,10 @@ describe('createPacedFetch keys, costs and sharing', () => {
   it('shares one pacer between wrappers and exposes it', async () => {
     const clock = createManualClock();
     server.use(http.get('https://api.test/*', () => HttpResponse.json({})));
-    const pacer = createPacer({ limits: { limit: 1, windowMs: 1000 }, clock });
+    const pacer = createPacer({
+      limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' },
+      clock,
+    });
     const { fetch, sent } = stampedFetch(clock);
     const one = createPacedFetch({ pacer, fetch });
     const two = createPacedFetch({ pacer, fetch });
@@ -160,7 +175,7 @@ describe('createPacedFetch failures', () => {
       }),
     );
     const pacedFetch = createPacedFetch({
-      limits: { limit: 5, windowMs: 1000 },
+      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
       clock: createManualClock(),
     });
     await expect(pacedFetch('https://api.test/down')).rejects.toThrow(TypeError);
@@ -180,7 +195,10 @@ describe('createPacedFetch failures', () => {
         return HttpResponse.json({});
       }),
     );
-    const pacedFetch = createPacedFetch({ limits: { limit: 1, windowMs: 1000 }, clock });
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' },
+      clock,
+    });
     const reason = new Error('user left');
     await expect(
       pacedFetch('https://api.test/0', { signal: AbortSignal.abort(reason) }),
@@ -203,7 +221,9 @@ describe('createPacedFetch failures', () => {
   });
 
   it('throws at creation for bad options, naming them', () => {
-    expect(() => createPacedFetch({})).toThrow(/`limits`/);
+    // No limits is zero configuration; it learns, so `learn: false` needs limits, as a store does.
+    expect(() => createPacedFetch({ learn: false })).toThrow(/`learn: false` needs `limits`/);
+    expect(() => createPacedFetch({ store: {} as never })).toThrow(/`limits`|store/);
     expect(() => createPacedFetch({ limits: { limit: 0, windowMs: 1 } })).toThrow(
       /`limits.limit`|`limit`/,
     );

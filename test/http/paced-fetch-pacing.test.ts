@@ -25,7 +25,12 @@ function okApi() {
 function pacedOnClock(limit: number, options: { key?: (request: Request) => string } = {}) {
   const clock = createManualClock();
   const { fetch, sent } = stampedFetch(clock);
-  const api = createPacedFetch({ limits: { limit, windowMs: 1000 }, clock, fetch, ...options });
+  const api = createPacedFetch({
+    limits: { limit, windowMs: 1000, algorithm: 'token-bucket' },
+    clock,
+    fetch,
+    ...options,
+  });
   return { clock, api, sent };
 }
 
@@ -50,7 +55,11 @@ describe('init.pacing: one call paced its own way', () => {
   it('takes the cost it is given over the cost function', async () => {
     okApi();
     const clock = createManualClock();
-    const api = createPacedFetch({ limits: { limit: 5, windowMs: 1000 }, clock, cost: () => 1 });
+    const api = createPacedFetch({
+      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
+      clock,
+      cost: () => 1,
+    });
     await api(`${API}/export`, { pacing: { cost: 3 } });
     expect(api.pacer.inspect(API).level).toBe(2);
     await api(`${API}/small`);

@@ -150,6 +150,67 @@ describe('pacing an LLM API on requests and tokens', () => {
   });
 });
 
+// Zero configuration learns a bucket's window from one answer when its reset is precise enough:
+// OpenAI's Go durations are to the ms; Anthropic's RFC 3339 resets are whole seconds, so its
+// windows are learned once they are 10 s or more (a minute, as documented: 600 requests and
+// 12,000 tokens per minute here).
+const ZERO_CONFIG: Record<LlmVendor, LlmLimits> = {
+  openai: LIMITS,
+  anthropic: { requests: 600, tokens: 12_000, windowMs: 60_000 },
+};
+
+describe('pacing an LLM API with zero configuration', () => {
+  for (const vendor of ['openai', 'anthropic'] as const) {
+    it(`learns ${vendor}'s request and token limits from its headers, losing no call`, async () => {
+      const limits = ZERO_CONFIG[vendor];
+      const windowMs = limits.windowMs ?? 1_000;
+      const work = calls(80, 13).map((call) => ({
+        ...call,
+        body: { ...call.body, max_tokens: 900 },
+      }));
+      const units = vendor === 'openai' ? ['tokens'] : ['input-tokens', 'output-tokens'];
+      const { backend, statuses, pacer } = await run(
+        vendor,
+        () => ({
+          cost: (request: Request) => ({
+            requests: 1,
+            ...Object.fromEntries(
+              units.map((unit) => [unit, unit === 'output-tokens' ? 900 : reserveOf(request)]),
+            ),
+          }),
+          actualCost: async (response: Response) => {
+            const { usage } = (await response.json()) as {
+              usage?: { total_tokens?: number; input_tokens?: number; output_tokens?: number };
+            };
+            if (usage === undefined) return undefined;
+            return vendor === 'openai'
+              ? { tokens: usage.total_tokens ?? 0 }
+              : {
+                  'input-tokens': usage.input_tokens ?? 0,
+                  'output-tokens': usage.output_tokens ?? 0,
+                };
+          },
+        }),
+        work,
+        limits,
+      );
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      // Refused at most in the server's first two windows, while its limits are learned.
+      const late = backend.hits.filter((hit) => hit.status !== 200 && hit.at > 2 * windowMs);
+      expect(late).toEqual([]);
+      for (const unit of units) {
+        // The server's rate (a policy above 10,000 is learned at its rate on a shorter window).
+        const learned = pacer.inspect(LLM_ORIGIN).units?.[unit]?.learned;
+        expect(learned?.source).toBe('server');
+        const rate = (learned?.limit ?? 0) / (learned?.windowMs ?? 1);
+        // Never faster than the server; slower by at most a reset's rounding (whole seconds).
+        expect(rate).toBeLessThanOrEqual((limits.tokens / windowMs) * 1.001);
+        expect(rate).toBeGreaterThan((limits.tokens / windowMs) * 0.9);
+      }
+    });
+  }
+});
+
 describe('adjusting to the actual cost', () => {
   it('returns a streamed answer at once and adjusts when its usage arrives, never', async () => {
     const clock = createManualClock();

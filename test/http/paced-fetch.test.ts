@@ -97,11 +97,12 @@ describe('createPacedFetch and Retry-After', () => {
     expect(arrivalsA).toEqual([
       ['POST /orders', 0, '{"item":42}'],
       ['POST /orders', 3000, '{"item":42}'],
-      ['GET /list', 4000, ''],
+      // One window and 1 ms after the answer to the retried POST (the default, arrival-safe).
+      ['GET /list', 4001, ''],
     ]);
     expect(arrivalsB).toEqual([
       ['/1', 0],
-      ['/2', 1000],
+      ['/2', 1001],
     ]);
   });
 

@@ -2,6 +2,8 @@ import { it } from 'vitest';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
 import { createManualClock } from '../../src/testing/index.js';
 import {
+  COUNTING_DIALECTS,
+  COUNTING_SCHEMES,
   type CountingDialect,
   type CountingScheme,
   countingServer,
@@ -23,13 +25,8 @@ const LIMIT = 20;
 const WINDOW_MS = 1_000;
 const ORIGIN = 'https://api.test';
 
-const SCHEMES: readonly CountingScheme[] = [
-  'sliding-log',
-  'fixed-window',
-  'sliding-window',
-  'gcra',
-];
-const DIALECTS: readonly CountingDialect[] = ['ietf', 'x-ratelimit', 'retry-after', 'none'];
+const SCHEMES = COUNTING_SCHEMES;
+const DIALECTS = COUNTING_DIALECTS;
 const DELAYS: readonly (readonly [number, number])[] = [
   [0, 0],
   [5, 60],
@@ -37,9 +34,9 @@ const DELAYS: readonly (readonly [number, number])[] = [
 
 /** The client configurations of the issue: the published limit, 10x too generous, none. */
 const CLIENTS: Record<string, () => Partial<PacedFetchOptions> | undefined> = {
-  'published (token bucket)': () => ({ limits: { limit: LIMIT, windowMs: WINDOW_MS } }),
-  'published, sliding-log': () => ({
-    limits: { limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'sliding-log' },
+  'published (default)': () => ({ limits: { limit: LIMIT, windowMs: WINDOW_MS } }),
+  'published, token-bucket': () => ({
+    limits: { limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'token-bucket' },
   }),
   '10x generous': () => ({ limits: { limit: LIMIT * 10, windowMs: WINDOW_MS } }),
   'zero configuration': () => ({}),

@@ -68,6 +68,10 @@ const CLIENTS: Record<LlmVendor, Record<string, () => Partial<PacedFetchOptions>
     'requests + tokens, estimate, adjusted': () => openai(estimateOf, true),
     'requests + tokens, reserve estimate/0.7, no adjustment': () => openai(reserveOf, false),
     'requests + tokens, reserve estimate/0.7, adjusted': () => openai(reserveOf, true),
+    'zero configuration, reserve, adjusted': () => ({
+      cost: (request) => ({ requests: 1, tokens: reserveOf(request) }),
+      actualCost: openaiActual,
+    }),
   },
   anthropic: {
     'requests + input + output tokens, reserve (output: max_tokens 900), adjusted': () => ({

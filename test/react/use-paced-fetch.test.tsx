@@ -8,7 +8,8 @@ import { API, advance, itemsApi, pacedOnClock, settle } from './support.js';
 
 afterEach(cleanup);
 
-const oneASecond = { limits: { limit: 1, windowMs: 1000 } } as const;
+// Exact projections of a token bucket: what these tests check is the hook, not the accounting.
+const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' } } as const;
 
 /** Where a promise stands, without awaiting it. */
 function track<T>(promise: Promise<T>) {
@@ -100,7 +101,9 @@ describe('usePacedFetch, the fetch bound to a component', () => {
   });
 
   it('comes with useRateLimitedFetch, for the clicks of a component that also loads', async () => {
-    const { api } = pacedOnClock({ limits: { limit: 5, windowMs: 1000 } });
+    const { api } = pacedOnClock({
+      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
+    });
     const backend = itemsApi();
     server.use(backend.handler);
     const { result } = renderHook(() => useRateLimitedFetch(`${API}/items/1`, { fetch: api }));

@@ -12,7 +12,8 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const oneASecond = { limits: { limit: 1, windowMs: 1000 } } as const;
+// Exact projections of a token bucket: what these tests check is the hook, not the accounting.
+const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' } } as const;
 
 /** A paced fetch whose only permit is spent, so the next request waits in the queue. */
 async function spentPacer() {
@@ -71,7 +72,9 @@ describe('useRateLimitedFetch and the lifecycle of its request', () => {
   });
 
   it('aborts a request in flight when the input changes, and ignores its answer', async () => {
-    const { api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
+    const { api } = pacedOnClock({
+      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+    });
     const backend = setup();
     backend.hold();
     const seen: unknown[] = [];
@@ -216,7 +219,9 @@ describe('useRateLimitedFetch and the lifecycle of its request', () => {
   });
 
   it('compares init by value: a new inline object sends nothing, a new header refetches', async () => {
-    const { clock, api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
+    const { clock, api } = pacedOnClock({
+      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+    });
     const backend = setup();
     const { result, rerender } = renderHook(
       ({ lang }) =>
@@ -237,7 +242,9 @@ describe('useRateLimitedFetch and the lifecycle of its request', () => {
   });
 
   it('compares a Request input by value too', async () => {
-    const { api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
+    const { api } = pacedOnClock({
+      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+    });
     const backend = setup();
     const { result, rerender } = renderHook(
       ({ id }) => useRateLimitedFetch(new Request(`${API}/items/${id}`), { fetch: api }),

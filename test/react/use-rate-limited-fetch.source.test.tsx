@@ -13,7 +13,8 @@ import { API, advance, history, itemsApi, settle } from './support.js';
 
 afterEach(cleanup);
 
-const limits = { limit: 5, windowMs: 1000 } as const;
+// Exact projections of a token bucket: what these tests check is the hook, not the accounting.
+const limits = { limit: 5, windowMs: 1000, algorithm: 'token-bucket' } as const;
 
 /** A fetch of the caller's own, which stamps what it sends: proof that it was the one called. */
 function ownFetch() {
@@ -182,7 +183,11 @@ describe('usePacedFetch calls the paced fetch it is given, as it is', () => {
     const own = ownFetch();
     server.use(itemsApi().handler);
     const clock = createManualClock();
-    const api = createPacedFetch({ limits: { limit: 1, windowMs: 1000 }, clock, fetch: own.fetch });
+    const api = createPacedFetch({
+      limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' },
+      clock,
+      fetch: own.fetch,
+    });
     const { result } = renderHook(() => usePacedFetch(api));
     await result.current(`${API}/items/1`, { pacing: { key: 'reports' } });
     const seen: TaskProgress[] = [];

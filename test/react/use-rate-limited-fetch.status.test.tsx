@@ -11,7 +11,8 @@ import { API, advance, history, itemsApi, pacedOnClock, settle } from './support
 
 afterEach(cleanup);
 
-const oneASecond = { limits: { limit: 1, windowMs: 1000 } } as const;
+// Exact projections of a token bucket: what these tests check is the hook, not the accounting.
+const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' } } as const;
 
 describe('useRateLimitedFetch statuses', () => {
   it('is idle and sends nothing for a null input', async () => {
@@ -69,7 +70,9 @@ describe('useRateLimitedFetch statuses', () => {
   });
 
   it('is blocked until the Retry-After of a 429, then retries and succeeds', async () => {
-    const { clock, api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
+    const { clock, api } = pacedOnClock({
+      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+    });
     let calls = 0;
     let answer = () => {};
     const answered = new Promise<void>((resolve) => {
@@ -108,7 +111,7 @@ describe('useRateLimitedFetch statuses', () => {
     // A 429 with Retry-After does not spend `retry.limit`: `maxAttempts` bounds it.
     const clock = createManualClock();
     const api = createPacedFetch({
-      limits: { limit: 10, windowMs: 1000 },
+      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
       clock,
       retry: { maxAttempts: 3 },
     });
@@ -140,7 +143,9 @@ describe('useRateLimitedFetch statuses', () => {
   });
 
   it('recovers from an error on refetch', async () => {
-    const { api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 } });
+    const { api } = pacedOnClock({
+      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+    });
     let calls = 0;
     server.use(
       http.get(`${API}/flaky`, () => {
@@ -172,7 +177,10 @@ describe('useRateLimitedFetch statuses', () => {
   });
 
   it('waits queued, with no projected start, for a concurrency slot', async () => {
-    const { api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000 }, concurrency: 1 });
+    const { api } = pacedOnClock({
+      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+      concurrency: 1,
+    });
     const backend = itemsApi();
     server.use(backend.handler);
     backend.hold();
@@ -236,7 +244,9 @@ describe('useRateLimitedFetch statuses', () => {
   });
 
   it('paces by the key, cost and priority it is given', async () => {
-    const { clock, api } = pacedOnClock({ limits: { limit: 2, windowMs: 1000 } });
+    const { clock, api } = pacedOnClock({
+      limits: { limit: 2, windowMs: 1000, algorithm: 'token-bucket' },
+    });
     const backend = itemsApi();
     server.use(backend.handler);
     const heavy = renderHook(() =>

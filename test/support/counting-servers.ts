@@ -28,6 +28,19 @@ import { turn } from './flush.js';
 export type CountingScheme = 'sliding-log' | 'fixed-window' | 'sliding-window' | 'gcra';
 export type CountingDialect = 'ietf' | 'x-ratelimit' | 'retry-after' | 'none';
 
+export const COUNTING_SCHEMES: readonly CountingScheme[] = [
+  'sliding-log',
+  'fixed-window',
+  'sliding-window',
+  'gcra',
+];
+export const COUNTING_DIALECTS: readonly CountingDialect[] = [
+  'ietf',
+  'x-ratelimit',
+  'retry-after',
+  'none',
+];
+
 export interface CountingServerOptions {
   readonly clock: ManualClock;
   readonly scheme: CountingScheme;

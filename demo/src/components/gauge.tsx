@@ -37,15 +37,23 @@ export function describeLearned(learned: LearnedPolicy | undefined): string {
     case 'server':
       return `${learned.limit} per ${window(learned.windowMs)}, from the server’s RateLimit-Policy`;
     case 'rate':
-      return `${perSecond(learned)} / s, cut on refusals (AIMD)`;
+      return learned.limit === 1
+        ? `${perSecond(learned)} / s, cut on refusals (AIMD)`
+        : `${learned.limit} per ${window(learned.windowMs)}, measured up to a refusal`;
     case 'client':
       return `1 per ${window(learned.windowMs)} while it waits for a first answer (probe)`;
+    case 'start':
+      return `${learned.limit} in flight, one more per answer (slow start)`;
   }
 }
 
 /** Is the learned policy slower than the client's own rate (so it is why requests wait)? */
 function learnedBinds(learned: LearnedPolicy | undefined, rate: number): boolean {
-  return learned !== undefined && (learned.limit * 1000) / learned.windowMs <= rate;
+  return (
+    learned !== undefined &&
+    learned.windowMs > 0 &&
+    (learned.limit * 1000) / learned.windowMs <= rate
+  );
 }
 
 /** Why requests wait, or what the next one gets: the gauge's caption. */

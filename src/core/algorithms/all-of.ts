@@ -39,6 +39,10 @@ export class AllOf implements Strategy {
   lowerRemaining(now: number, remaining: number): void {
     for (const part of this.#parts) part.lowerRemaining(now, remaining);
   }
+
+  settle(now: number, cost: number): void {
+    for (const part of this.#parts) part.settle?.(now, cost);
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type Policy, type ResolvedPolicy, resolvePolicy } from '../policy.js';
+import { ArrivalSafe } from './arrival-safe.js';
 import { FixedWindow } from './fixed-window.js';
 import { Gcra } from './gcra.js';
 import { SlidingLog } from './sliding-log.js';
@@ -8,7 +9,7 @@ import { TokenBucket } from './token-bucket.js';
 
 export { AllOf } from './all-of.js';
 export type { Strategy } from './strategy.js';
-export { FixedWindow, Gcra, SlidingLog, SlidingWindow, TokenBucket };
+export { ArrivalSafe, FixedWindow, Gcra, SlidingLog, SlidingWindow, TokenBucket };
 
 /**
  * A fresh, at-rest state for a policy that `resolvePolicy` has already checked. A `switch`, not a
@@ -26,6 +27,8 @@ export function strategyFor(policy: ResolvedPolicy): Strategy {
       return new SlidingWindow(policy);
     case 'fixed-window':
       return new FixedWindow(policy);
+    case 'arrival-safe':
+      return new ArrivalSafe(policy);
   }
 }
 

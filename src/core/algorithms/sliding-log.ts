@@ -102,6 +102,17 @@ export class SlidingLog implements Strategy, Admits {
     this.append(now, missing);
   }
 
+  /**
+   * Counts `n` permits at `now` whether they fit or not (answers of permits taken earlier, see
+   * `ArrivalSafe`); beyond `limit` the oldest give way, as the log never holds more.
+   */
+  record(now: number, n: number): void {
+    const expired = this.expiredAt(now);
+    const over = this.count - expired + n - this.policy.limit;
+    this.drop(expired + (over > 0 ? Math.min(over, this.count - expired) : 0));
+    this.append(now, Math.min(n, this.policy.limit));
+  }
+
   private drop(n: number): void {
     if (n === 0) return;
     this.count -= n;

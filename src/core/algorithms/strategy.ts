@@ -30,6 +30,11 @@ export interface Strategy {
    * them: a server that says "100 left" does not make a local limit of 10 any looser.
    */
   lowerRemaining(now: number, remaining: number): void;
+  /**
+   * `cost` permits taken earlier were answered at `now` (their task ended). Only algorithms
+   * that count a permit until its answer (`ArrivalSafe`) listen; the others count at the take.
+   */
+  settle?(now: number, cost: number): void;
 }
 
 /** The exact admission test of a strategy at time `at`, with no side effects. */

@@ -122,14 +122,24 @@ export class Units implements Strategy {
     return at;
   }
 
+  /** Permits of the main unit taken earlier were answered (see `Strategy.settle`). */
+  settle(now: number, cost: number): void {
+    (this.parts[0] as Strategy).settle?.(now, cost);
+  }
+
   /**
    * A request that took `amounts` (one per unit) was answered: a unit counted until the answer
-   * charges them now (more than are open is ignored); the others took them at the start.
+   * charges them to its bucket now (more than are open is ignored); an `arrival-safe` main unit
+   * counts them from now.
    */
   answered(now: number, amounts: readonly number[]): void {
     for (let i = 0; i < this.parts.length; i++) {
       const amount = amounts[i] ?? 0;
-      if (amount <= 0 || (this.units[i] as UnitPolicy).untilAnswer !== true) continue;
+      if (amount <= 0) continue;
+      if ((this.units[i] as UnitPolicy).untilAnswer !== true) {
+        (this.parts[i] as Strategy).settle?.(now, amount);
+        continue;
+      }
       const open = this.#open[i] as number;
       const answered = amount < open ? amount : open;
       this.#open[i] = open - answered;

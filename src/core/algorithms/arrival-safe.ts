@@ -1,0 +1,154 @@
+import { allow, type Decision, deny, EPSILON, wholeMs } from '../decision.js';
+import type { ResolvedPolicy } from '../policy.js';
+import { SlidingLog } from './sliding-log.js';
+import type { Strategy } from './strategy.js';
+
+/**
+ * "`limit` per `windowMs`" as a server counts it **at arrival**, whatever the network does in
+ * between, and whatever way the server counts (a sliding log, fixed windows, a sliding-window
+ * counter, a GCRA of the same rate). The default of a paced fetch's own limits.
+ *
+ * - **A permit counts from its send until its answer, then for a window.** A request arrives
+ *   between the two, so it leaves the server's window no later than this log's: jitter that
+ *   bunches sends on the way cannot put more than `limit` arrivals in any window. A permit is
+ *   "in flight" from `tryAcquire` until `settle` (the pacer settles it when its task ends); the
+ *   price is about one round trip per window of throughput.
+ * - **Spaced after the first window.** A fresh state may send `limit` at once (the server's first
+ *   window); after that permits come one per `windowMs / limit`, as the strictest of those
+ *   servers needs: a sliding-window counter weighs the previous window as if its requests were
+ *   spread evenly, so a second burst right after a full window is refused. `burst` lets bursts
+ *   of that many through at any time (for a server known to allow them).
+ * - **A window and 1 ms**: see the constructor.
+ * - **Fresh again only after two quiet windows**, so a new burst never lands in a window whose
+ *   predecessor the server still remembers.
+ *
+ * A wait behind permits still in flight cannot be known (it depends on their answers); it is
+ * reported as its lower bound, one window, and the pacer looks again when an answer settles.
+ */
+export class ArrivalSafe implements Strategy {
+  /** Answered permits, stamped with their answer time. */
+  private readonly log: SlidingLog;
+  /** Permits taken and not answered yet. */
+  private open = 0;
+  /** Spacing credit (may go negative: a cost above the burst is paid for afterwards). */
+  private tokens: number;
+  private stamp = Number.NEGATIVE_INFINITY;
+  /** Ticker time of the last take or answer: the state is fresh two windows after it. */
+  private lastAt = Number.NEGATIVE_INFINITY;
+  /** Spacing burst: `burst` if the policy gives one, else 1. */
+  private readonly spacing: number;
+  private readonly perMs: number;
+
+  constructor(readonly policy: ResolvedPolicy) {
+    // A hair longer than the window: a sliding-window counter refuses the request that comes
+    // exactly one window after a full one (its estimate equals the limit there), and integer-ms
+    // clocks make such ties common. 1 ms, or a tenth of the spacing for a sub-ms spacing.
+    const margin = Math.min(1, policy.windowMs / policy.limit / 10);
+    this.log = new SlidingLog({ ...policy, windowMs: policy.windowMs + margin });
+    this.spacing = policy.burst ?? 1;
+    this.perMs = policy.limit / policy.windowMs;
+    // The first window may be sent at once.
+    this.tokens = policy.limit;
+  }
+
+  get capacity(): number {
+    return this.policy.limit;
+  }
+
+  /** Fresh: nothing in flight and two quiet windows since the last take or answer. */
+  private isFresh(now: number): boolean {
+    return this.open === 0 && now >= this.lastAt + 2 * this.policy.windowMs;
+  }
+
+  /** Most spacing credit now: a whole window's while fresh or unspent, else the burst. */
+  private capAt(now: number): number {
+    if (this.isFresh(now)) return this.policy.limit;
+    return this.tokens > this.spacing ? this.tokens : this.spacing;
+  }
+
+  private tokensAt(now: number): number {
+    if (this.isFresh(now)) return this.policy.limit;
+    const elapsed = now - this.stamp;
+    if (!(elapsed > 0)) return this.tokens;
+    const refilled = this.tokens + elapsed * this.perMs;
+    const cap = this.capAt(now);
+    return refilled < cap ? refilled : cap;
+  }
+
+  level(now: number): number {
+    const counted = this.log.level(now) - this.open;
+    const spaced = this.tokensAt(now);
+    return Math.max(0, counted < spaced ? counted : spaced);
+  }
+
+  tryAcquire(now: number, cost: number): Decision {
+    const decision = this.peek(now, cost);
+    if (!decision.allowed) return decision;
+    this.tokens = this.tokensAt(now) - cost;
+    if (now > this.stamp) this.stamp = now;
+    this.open += cost;
+    this.lastAt = now;
+    return decision;
+  }
+
+  peek(now: number, cost: number): Decision {
+    const { limit, windowMs } = this.policy;
+    const open = this.open;
+    const tokens = this.tokensAt(now);
+    const cap = this.capAt(now);
+    const short = (cost < cap ? cost : cap) - tokens;
+    const spacedMs = short > EPSILON ? short / this.perMs : 0;
+    let countedMs = 0;
+    if (open + cost > limit) {
+      countedMs = windowMs; // behind answers still to come: at least a window from now
+    } else {
+      const logged = this.log.peek(now, open + cost);
+      if (!logged.allowed) countedMs = logged.retryAfterMs;
+    }
+    const remaining = Math.max(0, Math.floor(Math.min(this.log.level(now) - open, tokens)));
+    // Behind answers still to come the state rests two windows after them at the earliest.
+    const resetMs = wholeMs(open > 0 ? 2 * windowMs : this.restsAt(now) - now);
+    if (spacedMs === 0 && countedMs === 0) {
+      return allow(Math.max(0, remaining - cost), resetMs, limit);
+    }
+    return deny('rate', Math.max(wholeMs(spacedMs), countedMs, 1), remaining, resetMs, limit);
+  }
+
+  /**
+   * `cost` permits taken earlier are answered at `now`: from here they count for one window, as
+   * the server may have counted them as late as now. More than are open is ignored.
+   */
+  settle(now: number, cost: number): void {
+    const answered = cost < this.open ? cost : this.open;
+    if (answered <= 0) return;
+    this.open -= answered;
+    this.log.record(now, answered);
+    this.lastAt = now;
+  }
+
+  isAtRest(now: number): boolean {
+    return this.isFresh(now);
+  }
+
+  restsAt(now: number): number {
+    if (this.open > 0) return Number.POSITIVE_INFINITY;
+    const at = this.lastAt + 2 * this.policy.windowMs;
+    return at > now ? at : now;
+  }
+
+  /**
+   * The server counts `limit - remaining` in use: the permits in flight are taken to be among
+   * them (they may have arrived), the rest stand in the log from now.
+   */
+  lowerRemaining(now: number, remaining: number): void {
+    this.log.lowerRemaining(now, Math.min(this.policy.limit, remaining + this.open));
+    // Nor may the first window's burst credit outlast what the server has left (the spacing
+    // credit after it is the server's rate, which its count does not change).
+    const tokens = this.tokensAt(now);
+    if (tokens > this.spacing && tokens > remaining) {
+      this.tokens = remaining > this.spacing ? remaining : Math.min(tokens, this.spacing);
+      if (now > this.stamp) this.stamp = now;
+    }
+    this.lastAt = now > this.lastAt ? now : this.lastAt;
+  }
+}

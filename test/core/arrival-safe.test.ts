@@ -1,0 +1,143 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createPacer, createRateLimiter, perSecond } from '../../src/index.js';
+import { createManualClock } from '../../src/testing/index.js';
+
+const SAFE = { algorithm: 'arrival-safe' } as const;
+
+function setup(limit: number, burst?: number) {
+  const clock = createManualClock();
+  const policy = perSecond(limit, burst === undefined ? SAFE : { ...SAFE, burst });
+  return { clock, limiter: createRateLimiter({ policy, clock: clock.now }) };
+}
+
+describe("the 'arrival-safe' algorithm", () => {
+  it('sends the first window at once, then one per windowMs / limit, a window and 1 ms after the answers', () => {
+    const { clock, limiter } = setup(4);
+    for (let i = 0; i < 4; i++) expect(limiter.tryAcquire('api').allowed).toBe(true);
+    clock.set(20); // the four answers arrive
+    limiter.settle('api', 4);
+    // The log holds them until 20 + 1000 + 1; the spacing credit refilled long before.
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 1001 });
+    clock.set(1021);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    limiter.settle('api');
+    // The next one is spaced, not a second burst: a sliding-window counter would refuse it.
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 250 });
+    clock.set(1271);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+  });
+
+  it('counts a permit in flight until its answer: the wait behind it is a window at least', () => {
+    const { clock, limiter } = setup(2);
+    limiter.tryAcquire('api');
+    limiter.tryAcquire('api');
+    clock.set(5_000); // no answer yet, however long it takes
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 1000 });
+    limiter.settle('api'); // one answer at 5000: its permit counts until 6001
+    clock.set(6_000);
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+    clock.set(6_001);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+  });
+
+  it('is fresh again after two quiet windows, and a burst lets that many through at any time', () => {
+    const { clock, limiter } = setup(4);
+    for (let i = 0; i < 4; i++) limiter.tryAcquire('api');
+    limiter.settle('api', 4);
+    clock.set(1_999);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    limiter.settle('api');
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+    clock.set(1_999 + 2_000);
+    expect(limiter.evictIdle()).toBe(1);
+    for (let i = 0; i < 4; i++) expect(limiter.tryAcquire('api').allowed).toBe(true);
+
+    const bursty = setup(4, 2);
+    for (let i = 0; i < 4; i++) bursty.limiter.tryAcquire('api');
+    bursty.limiter.settle('api', 4);
+    bursty.clock.set(1_001);
+    expect(bursty.limiter.tryAcquire('api').allowed).toBe(true);
+    expect(bursty.limiter.tryAcquire('api').allowed).toBe(true);
+    expect(bursty.limiter.tryAcquire('api').allowed).toBe(false);
+  });
+
+  it('takes a burst of at most its limit, and ignores answers of permits it never gave', () => {
+    expect(() => perSecond(4, { algorithm: 'arrival-safe', burst: 5 })).toThrow(
+      /`burst`.*at most `limit` \(4\).*`5`/,
+    );
+    const { limiter } = setup(2);
+    limiter.settle('api', 3);
+    limiter.settle('nobody');
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    limiter.settle('api', 5);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+  });
+
+  it('in a pacer, counts a task from its start to its end, and a permit taken by hand at once', async () => {
+    const clock = createManualClock();
+    const pacer = createPacer({ limits: perSecond(1, SAFE), clock });
+    let finish: () => void = () => {};
+    const first = pacer.schedule(() => new Promise<void>((resolve) => (finish = resolve)));
+    const second = pacer.schedule(() => 'second');
+    await clock.advanceAsync(3_000);
+    expect(pacer.inspect('default').queued).toBe(1); // the first task has not ended
+    finish();
+    await first;
+    await clock.advanceAsync(1_000);
+    expect(pacer.inspect('default').queued).toBe(1);
+    await clock.advanceAsync(1);
+    await expect(second).resolves.toBe('second');
+    clock.set(10_000);
+    expect(pacer.tryAcquire('default').allowed).toBe(true);
+    clock.set(11_001);
+    expect(pacer.tryAcquire('default').allowed).toBe(true);
+  });
+
+  it('never lets more than `limit` arrive in any window, whatever each request takes on the way', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 50, max: 2_000 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 400 }), fc.integer({ min: 0, max: 400 })), {
+          minLength: 1,
+          maxLength: 60,
+        }),
+        (limit, windowMs, trips) => {
+          const clock = createManualClock();
+          const limiter = createRateLimiter({
+            policy: { limit, windowMs, ...SAFE },
+            clock: clock.now,
+          });
+          // Each request goes at the first ms the limiter allows, arrives after its own delay
+          // and is answered after another; the answers settle in time order.
+          const answers: number[] = [];
+          const arrivals: number[] = [];
+          for (const [there, back] of trips) {
+            for (;;) {
+              const due = answers.filter((at) => at <= clock.now()).length;
+              for (let i = 0; i < due; i++) limiter.settle('api');
+              answers.splice(0, due);
+              const decision = limiter.tryAcquire('api');
+              if (decision.allowed) break;
+              const next = Math.min(clock.now() + decision.retryAfterMs, answers[0] ?? Infinity);
+              clock.set(Math.max(next, clock.now() + 1));
+            }
+            arrivals.push(clock.now() + there);
+            answers.push(clock.now() + there + back);
+            answers.sort((a, b) => a - b);
+          }
+          arrivals.sort((a, b) => a - b);
+          for (let i = limit; i < arrivals.length; i++) {
+            // A sliding log counting arrivals: the one `limit` places back is a window older.
+            expect(
+              (arrivals[i] as number) - (arrivals[i - limit] as number),
+            ).toBeGreaterThanOrEqual(windowMs);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

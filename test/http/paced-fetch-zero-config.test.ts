@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { createPacedFetch } from '../../src/http/paced-fetch.js';
+import { createManualClock } from '../../src/testing/index.js';
+import {
+  type CountingDialect,
+  type CountingScheme,
+  countingServer,
+  driveNetwork,
+  network,
+} from '../support/counting-servers.js';
+import { server } from '../support/msw.js';
+
+// Issue 12, zero configuration: `createPacedFetch()` with no limits starts every key with one
+// request in flight (slow start), grows by one per answer, and learns the rest from the server:
+// an advertised policy at once, a refusal's rate (the requests admitted before it over the time
+// until its wait ends). 20 per second, 100 calls at once, 5-60 ms each way, manual clock.
+const LIMIT = 20;
+const CALLS = 100;
+const ORIGIN = 'https://api.test';
+
+async function run(scheme: CountingScheme, dialect: CountingDialect) {
+  const clock = createManualClock();
+  const backend = countingServer({ clock, scheme, limit: LIMIT, windowMs: 1000, dialect });
+  server.use(backend.handler);
+  const net = network({ clock, delayMs: [5, 60], seed: 11 });
+  const pacedFetch = createPacedFetch({ fetch: net.fetch, clock });
+  let settled = 0;
+  const calls = Array.from({ length: CALLS }, (_, i) =>
+    pacedFetch(`${ORIGIN}/n/${i}`).finally(() => settled++),
+  );
+  expect(net.sent).toHaveLength(1); // one request goes before the server was heard from
+  await driveNetwork(clock, net, () => settled === CALLS, 120_000);
+  const statuses = (await Promise.all(calls)).map((response) => response.status);
+  return { backend, statuses, learned: pacedFetch.pacer.inspect(ORIGIN).learned };
+}
+
+describe('zero configuration', () => {
+  it('adopts an advertised policy from the first answer, and loses no call', async () => {
+    const { backend, statuses, learned } = await run('sliding-log', 'ietf');
+    // A learned policy counts at the send (a sliding log), not arrival-safe yet: the network's
+    // jitter still earns a few refusals, far under one window's worth.
+    expect(backend.refusals()).toBeLessThan(LIMIT / 2);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(learned).toMatchObject({ limit: LIMIT, windowMs: 1000, source: 'server' });
+  });
+
+  for (const scheme of ['sliding-log', 'fixed-window', 'gcra'] as const) {
+    for (const dialect of ['retry-after', 'none'] as const) {
+      it(`loses no call to a ${scheme} server that says only ${dialect}, and refuses about one window's worth`, async () => {
+        const { backend, statuses, learned } = await run(scheme, dialect);
+        expect(statuses.every((status) => status === 200)).toBe(true);
+        expect(backend.refusals()).toBeLessThanOrEqual(2 * LIMIT);
+        expect(learned?.source).toBe('rate');
+      });
+    }
+  }
+});
