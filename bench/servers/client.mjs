@@ -41,8 +41,7 @@ function fetchPacerConfigs({ rate, burst }) {
       config: `createPacedFetch({ limits: perSecond(${10 * rate}) })`,
       make: (_send, pacedFetchOf) => pacedFetchOf({ limits: perSecond(10 * rate) }),
     },
-    // Today this throws at construction ("not supported yet" in the table); the row lights up
-    // the day zero configuration lands.
+    // No limits at all: slow start per origin, then what the server says (issue 12).
     'fetch-pacer, zero config': {
       config: 'createPacedFetch()',
       make: (_send, pacedFetchOf) => pacedFetchOf({}),

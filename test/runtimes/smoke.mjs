@@ -85,10 +85,12 @@ async function paceThree(baseUrl) {
   );
   const [first, second] = await Promise.all(calls.slice(0, 2));
   expectEqual([first.status, second.status], [200, 200], 'statuses of the first two');
-  expectEqual(await third.promise, 500, 'projected start of the third (ms)');
+  // Counted arrival-safe (the default): while the first two are out, the third is due a window
+  // on at the earliest; answered at 0 ms, they count until 1001 ms.
+  expectEqual(await third.promise, 1000, 'projected start of the third (ms)');
   expectEqual([started, pacedFetch.pacer.getSnapshot().queued], [2, 1], 'started, queued at 0 ms');
-  clock.advance(499);
-  expectEqual(started, 2, 'started at 499 ms');
+  clock.advance(1000);
+  expectEqual(started, 2, 'started at 1000 ms');
   clock.advance(1);
   const last = await calls[2];
   expectEqual(await last.text(), `echo ${run}/3`, 'body of the third');
