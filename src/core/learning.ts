@@ -114,6 +114,11 @@ export class WithLearned implements Strategy {
     this.learned?.counter.lowerRemaining(now, remaining);
   }
 
+  catchUp(now: number, lateMs: number): void {
+    this.base.catchUp?.(now, lateMs);
+    this.learned?.counter.catchUp?.(now, lateMs);
+  }
+
   settle(now: number, cost: number): void {
     this.base.settle?.(now, cost);
     const counter = this.learned?.counter;

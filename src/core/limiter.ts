@@ -171,6 +171,14 @@ export class RateLimiter {
   }
 
   /**
+   * The pacer reached a due request of `key` `lateMs` after its due time: a spacing policy grants
+   * the credit of that time (see `Strategy.catchUp`).
+   */
+  catchUp(key: string, lateMs: number): void {
+    this.states.get(key)?.catchUp?.(this.now(), lateMs);
+  }
+
+  /**
    * `cost` permits of `key` taken earlier were answered now: an `arrival-safe` policy counts
    * them from here for one window (the other algorithms counted them at the take and ignore
    * this). The pacer calls it as each task ends; a caller of the bare limiter with an

@@ -129,6 +129,12 @@ export class LocalPermits implements Permits {
       const now = core.now();
       if (key.due > now) return;
       const task = key.line.head as Task;
+      // The timer fired late (a hidden page wakes once a second): a spacing policy catches up.
+      // (Lateness behind busy slots is no reason to: the timer is not armed then.)
+      const late = now - core.timerAt;
+      if (late > 0 && key.due <= core.timerAt && limiter.settles) {
+        limiter.catchUp(key.key, late);
+      }
       let decision: Decision;
       try {
         decision = limiter.tryAcquire(key.key, task.units ?? task.cost);

@@ -62,6 +62,8 @@ export interface SchedulerCore {
   readonly now: Ticker;
   readonly paused: boolean;
   readonly disposed: boolean;
+  /** While the timer's flush runs: the ticker time it was armed for (NaN otherwise). */
+  readonly timerAt: number;
   /** Whether a concurrency slot is free (decisions under way hold theirs). */
   hasSlot(): boolean;
   /** Concurrency slots free: neither running a task nor held by a decision under way. */

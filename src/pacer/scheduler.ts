@@ -38,6 +38,8 @@ export class Scheduler implements SchedulerCore {
   readonly waiting: WaitingTasks;
   private readonly permits: Permits;
   private readonly timer: Timer;
+  /** While the timer's flush runs: the ticker time it was armed for (NaN otherwise). */
+  timerAt = Number.NaN;
   private readonly store: Snapshots;
   /** Tasks started and not settled: their count is what `concurrency` bounds. */
   private readonly running: RunningTasks;
@@ -83,7 +85,14 @@ export class Scheduler implements SchedulerCore {
       permits.settled === undefined ? undefined : (key, cost) => permits.settled?.(key, cost),
       () => permits.settles !== false,
     );
-    this.timer = new Timer(clock, () => this.flush());
+    this.timer = new Timer(clock, (at) => {
+      this.timerAt = at;
+      try {
+        this.flush();
+      } finally {
+        this.timerAt = Number.NaN;
+      }
+    });
     this.store = new Snapshots(() => ({
       queued: this.waiting.size,
       inFlight: this.running.count,

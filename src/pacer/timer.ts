@@ -25,7 +25,8 @@ export class Timer {
 
   constructor(
     private readonly clock: PacerClock,
-    private readonly onFire: () => void,
+    /** Told the ticker time the timer was armed for (it may fire later: a hidden page). */
+    private readonly onFire: (at: number) => void,
   ) {}
 
   /**
@@ -65,9 +66,10 @@ export class Timer {
   }
 
   private readonly fire = (): void => {
+    const { at } = this;
     this.armed = false;
     this.at = Number.NaN;
     this.handle = undefined;
-    this.onFire();
+    this.onFire(at);
   };
 }

@@ -141,3 +141,59 @@ describe("the 'arrival-safe' algorithm", () => {
     );
   });
 });
+
+describe('a late pacer catches up', () => {
+  it('in a page whose timers wake once a second, sends a window per second, not one request', async () => {
+    const manual = createManualClock();
+    // A hidden page: every timer fires at the next whole second (Chromium aligns them so).
+    const aligned = {
+      now: manual.now,
+      setTimeout: (fn: () => void, ms: number) => {
+        const at = manual.now() + ms;
+        return manual.setTimeout(fn, Math.ceil(at / 1000) * 1000 - manual.now());
+      },
+      clearTimeout: manual.clearTimeout,
+    };
+    const pacer = createPacer({ limits: perSecond(20, SAFE), clock: aligned });
+    const starts: number[] = [];
+    const tasks = Array.from({ length: 100 }, () =>
+      pacer.schedule(() => {
+        starts.push(manual.now());
+      }),
+    );
+    await manual.advanceAsync(10_000);
+    await Promise.all(tasks);
+    // 20 at once, then each wake catches up on the time it slept: never more than 20 in a
+    // window (the log), and done in 8 s instead of 80.
+    expect(starts.filter((at) => at === 0)).toHaveLength(20);
+    for (let i = 20; i < starts.length; i++) {
+      expect((starts[i] as number) - (starts[i - 20] as number)).toBeGreaterThanOrEqual(1000);
+    }
+    // A window and 1 ms after the first answers falls on the wake at 2 s: a window every other
+    // wake, 10 a second; without catching up it would be one request a second.
+    expect(starts.at(-1)).toBeLessThanOrEqual(8_000);
+  });
+
+  it('gets no credit for the time it waited on busy slots', async () => {
+    const clock = createManualClock();
+    const pacer = createPacer({ limits: perSecond(10, SAFE), clock, concurrency: 1 });
+    const firstWindow = Array.from({ length: 10 }, () => pacer.schedule(() => 'burst'));
+    let release: () => void = () => {};
+    const slow = pacer.schedule(() => new Promise<void>((resolve) => (release = resolve)));
+    const starts: number[] = [];
+    const rest = Array.from({ length: 5 }, () =>
+      pacer.schedule(() => void starts.push(clock.now())),
+    );
+    await Promise.all(firstWindow);
+    await clock.advanceAsync(5_000); // the slow task holds the one slot meanwhile
+    release();
+    await slow;
+    await clock.advanceAsync(3_000);
+    await Promise.all(rest);
+    // Freed at 5000: no burst for the time they waited on the slot, each 100 ms after the last.
+    expect(starts[0]).toBe(5_000);
+    for (let i = 1; i < starts.length; i++) {
+      expect((starts[i] as number) - (starts[i - 1] as number)).toBeGreaterThanOrEqual(100);
+    }
+  });
+});

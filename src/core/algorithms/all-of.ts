@@ -43,6 +43,10 @@ export class AllOf implements Strategy {
   settle(now: number, cost: number): void {
     for (const part of this.#parts) part.settle?.(now, cost);
   }
+
+  catchUp(now: number, lateMs: number): void {
+    for (const part of this.#parts) part.catchUp?.(now, lateMs);
+  }
 }
 
 /**

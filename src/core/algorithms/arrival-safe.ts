@@ -19,6 +19,8 @@ import type { Strategy } from './strategy.js';
  *   spread evenly, so a second burst right after a full window is refused. `burst` lets bursts
  *   of that many through at any time (for a server known to allow them).
  * - **A window and 1 ms**: see the constructor.
+ * - **A late pacer catches up** (`catchUp`): a due request reached late (a hidden page's timers
+ *   wake once a second) gets the spacing credit of the time it was late, up to a window's worth.
  * - **Fresh again only after two quiet windows**, so a new burst never lands in a window whose
  *   predecessor the server still remembers.
  *
@@ -134,6 +136,17 @@ export class ArrivalSafe implements Strategy {
     if (this.open > 0) return Number.POSITIVE_INFINITY;
     const at = this.lastAt + 2 * this.policy.windowMs;
     return at > now ? at : now;
+  }
+
+  catchUp(now: number, lateMs: number): void {
+    if (!(lateMs > 0)) return;
+    const tokens = this.tokensAt(now);
+    const owed = tokens + lateMs * this.perMs;
+    const most = this.policy.limit;
+    if (owed > tokens) {
+      this.tokens = owed < most ? owed : most;
+      if (now > this.stamp) this.stamp = now;
+    }
   }
 
   /**

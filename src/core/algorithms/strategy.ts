@@ -35,6 +35,12 @@ export interface Strategy {
    * that count a permit until its answer (`ArrivalSafe`) listen; the others count at the take.
    */
   settle?(now: number, cost: number): void;
+  /**
+   * The pacer reaches a due request `lateMs` after its due time (a hidden page's timers wake once
+   * a second): credit that a spacing algorithm (`ArrivalSafe`) did not let pile up meanwhile is
+   * granted now, so the pacer catches up instead of sending one request per wake.
+   */
+  catchUp?(now: number, lateMs: number): void;
 }
 
 /** The exact admission test of a strategy at time `at`, with no side effects. */

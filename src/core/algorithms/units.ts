@@ -122,6 +122,11 @@ export class Units implements Strategy {
     return at;
   }
 
+  /** The main unit catches up (see `Strategy.catchUp`). */
+  catchUp(now: number, lateMs: number): void {
+    (this.parts[0] as Strategy).catchUp?.(now, lateMs);
+  }
+
   /** Permits of the main unit taken earlier were answered (see `Strategy.settle`). */
   settle(now: number, cost: number): void {
     (this.parts[0] as Strategy).settle?.(now, cost);
