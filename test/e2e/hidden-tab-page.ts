@@ -20,9 +20,9 @@ const started = (run) => {
 /** The paced fetch's own word that a request starts: right after its permit is taken. */
 const pacing = (run) => ({ onProgress: (progress) => progress.state === 'started' && started(run) });
 // A token bucket, named: these runs measure how the timers of a hidden page keep the pacer on
-// time, against a token bucket's ideal schedule. (The paced fetch's default, arrival-safe,
-// spaces requests after the first window with no catch-up credit: at a hidden page's one wake a
-// second it sends one request per wake. See the closing note of issue 12.)
+// time, against a token bucket's ideal schedule. (The paced fetch's default, arrival-safe, has
+// its own schedule: spaced after the first window, catching up at each late wake; its hidden-page
+// case is test/core/arrival-safe.test.ts, "a late pacer catches up".)
 const bucket = perSecond(${rate}, { algorithm: 'token-bucket' });
 const pacedFetch = createPacedFetch({ limits: bucket });
 const pacer = createPacer({ limits: bucket });
