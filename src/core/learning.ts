@@ -292,7 +292,12 @@ function refused(
     learning.admitted = 0;
     learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
     learning.lastRefusalAt = now;
-    const windowMs = now + wait - firstAdmittedAt;
+    // A wait in whole seconds (Retry-After's) is up to a second early of the truth: read as the
+    // middle of that second. An estimate too fast is measured again by the refusal it earns; one
+    // too slow would stay so (the earliest made too many refusals, the latest stayed slow:
+    // measure:arrivals).
+    const earliest = wait >= 1_000 && wait % 1_000 === 0 ? wait - 500 : wait;
+    const windowMs = now + earliest - firstAdmittedAt;
     if (admitted > 0 && windowMs >= 1) {
       adopt(states, key, now, Math.min(admitted, MAX_LOGGED), windowMs, 'rate');
     }
