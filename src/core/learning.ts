@@ -133,6 +133,12 @@ export class WithLearned implements Strategy {
  */
 const MAX_LOGGED = 1_000;
 
+/**
+ * Fewest requests admitted between two refusals for them to teach a rate: one or two over a
+ * whole-second wait make an estimate many times too slow, which no refusal would correct.
+ */
+const MIN_SAMPLE = 3;
+
 /** What the learning needs of the limiter that holds the keys (see `RateLimiter`). */
 export interface KeyStates {
   /** The state of `key`, made if there is room for it (undefined when there is none). */
@@ -298,7 +304,7 @@ function refused(
     // measure:arrivals).
     const earliest = wait >= 1_000 && wait % 1_000 === 0 ? wait - 500 : wait;
     const windowMs = now + earliest - firstAdmittedAt;
-    if (admitted > 0 && windowMs >= 1) {
+    if (admitted >= MIN_SAMPLE && windowMs >= 1) {
       adopt(states, key, now, Math.min(admitted, MAX_LOGGED), windowMs, 'rate');
     }
     return;
