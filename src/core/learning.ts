@@ -244,14 +244,13 @@ export function applySignal(
     }
   }
   if (remaining === undefined) return;
-  const state = states.stateFor(key, now);
   // Blocked only if the key's own count still had credit: a count that agrees with the
   // server's knows better when the next permit frees (a sliding server's reset is when it is
   // empty again, not when its next permit frees).
-  if (remaining === 0 && ends !== undefined && (state === undefined || state.level(now) >= 1)) {
+  if (remaining === 0 && ends !== undefined && hasCredit(states, key, now)) {
     states.blockUntil(key, ends);
   }
-  state?.lowerRemaining(now, remaining);
+  states.stateFor(key, now)?.lowerRemaining(now, remaining);
 }
 
 /** Whether `key` would still have a whole permit by its own count. */

@@ -84,16 +84,15 @@ export class ArrivalSafe implements Strategy {
   }
 
   tryAcquire(now: number, cost: number): Decision {
-    const decision = this.peek(now, cost);
-    if (!decision.allowed) return decision;
-    this.tokens = this.tokensAt(now) - cost;
-    if (now > this.stamp) this.stamp = now;
-    this.open += cost;
-    this.lastAt = now;
-    return decision;
+    return this.decide(now, cost, true);
   }
 
   peek(now: number, cost: number): Decision {
+    return this.decide(now, cost, false);
+  }
+
+  /** `tryAcquire` when `take`, else `peek`: one decision, so the two cannot disagree. */
+  private decide(now: number, cost: number, take: boolean): Decision {
     const { limit, windowMs } = this.policy;
     const open = this.open;
     const tokens = this.tokensAt(now);
@@ -111,6 +110,12 @@ export class ArrivalSafe implements Strategy {
     // Behind answers still to come the state rests two windows after them at the earliest.
     const resetMs = wholeMs(open > 0 ? 2 * windowMs : this.restsAt(now) - now);
     if (spacedMs === 0 && countedMs === 0) {
+      if (take) {
+        this.tokens = tokens - cost;
+        if (now > this.stamp) this.stamp = now;
+        this.open += cost;
+        this.lastAt = now;
+      }
       return allow(Math.max(0, remaining - cost), resetMs, limit);
     }
     return deny('rate', Math.max(wholeMs(spacedMs), countedMs, 1), remaining, resetMs, limit);
