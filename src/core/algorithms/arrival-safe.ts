@@ -40,6 +40,8 @@ export class ArrivalSafe implements Strategy {
   /** Spacing burst: `burst` if the policy gives one, else 1. */
   private readonly spacing: number;
   private readonly perMs: number;
+  /** Credit of a fresh state: the first window, or the burst. */
+  private readonly fresh: number;
 
   constructor(readonly policy: ResolvedPolicy) {
     // A hair longer than the window: a sliding-window counter refuses the request that comes
@@ -49,8 +51,10 @@ export class ArrivalSafe implements Strategy {
     this.log = new SlidingLog({ ...policy, windowMs: policy.windowMs + margin });
     this.spacing = policy.burst ?? 1;
     this.perMs = policy.limit / policy.windowMs;
-    // The first window may be sent at once.
-    this.tokens = policy.limit;
+    // The first window may be sent at once; with a `burst`, that burst (a GCRA server, nginx's
+    // `limit_req burst=`, admits no more at once).
+    this.fresh = policy.burst ?? policy.limit;
+    this.tokens = this.fresh;
   }
 
   get capacity(): number {
@@ -62,14 +66,14 @@ export class ArrivalSafe implements Strategy {
     return this.open === 0 && now >= this.lastAt + 2 * this.policy.windowMs;
   }
 
-  /** Most spacing credit now: a whole window's while fresh or unspent, else the burst. */
+  /** Most spacing credit now: a fresh state's while fresh or unspent, else the burst. */
   private capAt(now: number): number {
-    if (this.isFresh(now)) return this.policy.limit;
+    if (this.isFresh(now)) return this.fresh;
     return this.tokens > this.spacing ? this.tokens : this.spacing;
   }
 
   private tokensAt(now: number): number {
-    if (this.isFresh(now)) return this.policy.limit;
+    if (this.isFresh(now)) return this.fresh;
     const elapsed = now - this.stamp;
     if (!(elapsed > 0)) return this.tokens;
     const refilled = this.tokens + elapsed * this.perMs;
