@@ -356,9 +356,12 @@ function adopt(
     current !== undefined &&
     current.policy.source === source &&
     current.policy.limit === limit &&
-    // A bucket's window is derived from each answer's reset: it wobbles by a few ms.
     (current.policy.windowMs === window ||
-      (bucket && Math.abs(current.policy.windowMs - window) <= window / 20))
+      // A window the headers do not state is derived from an answer's reset, which wobbles with
+      // the network delay (a fixed window's: 950-990 ms for 1 s through 5-60 ms of jitter).
+      // Re-adopting restarts the count with every permit in use stamped now, a window late:
+      // once per window, that held koa-ratelimit's clients to a few requests a second.
+      (source === 'server' && Math.abs(current.policy.windowMs - window) <= window / 10))
   ) {
     return current;
   }

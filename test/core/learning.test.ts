@@ -75,6 +75,22 @@ describe('observe adopting the policy the server advertises', () => {
     expect(drain(limiter, 'api')).toBe(10);
   });
 
+  it('keeps its count while an inferred window wobbles within a tenth (a reset read through jitter)', () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    limiter.observe('api', { kind: 'policy', remaining: 5, limit: 5, windowMs: 980 });
+    expect(drain(limiter, 'api')).toBe(5);
+    // koa-ratelimit's fixed window read at each answer: 957-992 ms through 5-60 ms of jitter.
+    // Re-adopting would stamp the 5 in use at 600, and hold the key until 1557.
+    clock.set(600);
+    limiter.observe('api', { kind: 'policy', remaining: 0, limit: 5, windowMs: 957 });
+    expect(limiter.policyOf('api').learned).toEqual({ limit: 5, windowMs: 980, source: 'server' });
+    clock.set(980);
+    expect(drain(limiter, 'api')).toBe(5);
+    // Beyond a tenth it is another policy.
+    limiter.observe('api', { kind: 'policy', remaining: 5, limit: 5, windowMs: 2000 });
+    expect(limiter.policyOf('api').learned).toMatchObject({ windowMs: 2000 });
+  });
+
   it('ends the block on `remaining: 0` one window after the answer that opened the window', () => {
     const { clock, limiter } = setup(perSecond(1000));
     const policy = { limit: 20, windowMs: 1000 };

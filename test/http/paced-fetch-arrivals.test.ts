@@ -32,6 +32,7 @@ describe('the published limit, counted arrival-safe by default', () => {
           limits: { limit: LIMIT, windowMs: 1000 },
           fetch: net.fetch,
           clock,
+          wallClock: backend.wallClock,
         });
         let settled = 0;
         const calls = Array.from({ length: CALLS }, (_, i) =>

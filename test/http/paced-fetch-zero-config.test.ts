@@ -23,7 +23,7 @@ async function run(scheme: CountingScheme, dialect: CountingDialect) {
   const backend = countingServer({ clock, scheme, limit: LIMIT, windowMs: 1000, dialect });
   server.use(backend.handler);
   const net = network({ clock, delayMs: [5, 60], seed: 11 });
-  const pacedFetch = createPacedFetch({ fetch: net.fetch, clock });
+  const pacedFetch = createPacedFetch({ fetch: net.fetch, clock, wallClock: backend.wallClock });
   let settled = 0;
   const calls = Array.from({ length: CALLS }, (_, i) =>
     pacedFetch(`${ORIGIN}/n/${i}`).finally(() => settled++),

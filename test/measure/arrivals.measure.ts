@@ -62,7 +62,12 @@ async function runOne(
   const backend = countingServer({ clock, scheme, limit: LIMIT, windowMs: WINDOW_MS, dialect });
   server.use(backend.handler);
   const net = network({ clock, delayMs, seed: 7 });
-  const pacedFetch = createPacedFetch({ ...client, fetch: net.fetch, clock } as PacedFetchOptions);
+  const pacedFetch = createPacedFetch({
+    ...client,
+    fetch: net.fetch,
+    clock,
+    wallClock: backend.wallClock,
+  } as PacedFetchOptions);
   const { statuses, done, all } = trackCalls(
     Array.from({ length: CALLS }, (_, i) => pacedFetch(`${ORIGIN}/n/${i}`)),
   );

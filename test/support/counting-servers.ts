@@ -22,11 +22,17 @@ import { turn } from './flush.js';
  *
  * What the server says (`dialect`): IETF draft-8 headers (`RateLimit`, `RateLimit-Policy`, as
  * express-rate-limit's `standardHeaders: 'draft-8'` sends them), the `X-RateLimit-*` family with
- * a whole-second Unix reset (rate-limiter-flexible's README), only `Retry-After` on a refusal,
+ * a whole-second Unix reset (rate-limiter-flexible's README) or a fractional one (koa-ratelimit's
+ * `X-RateLimit-Reset: 1764583200.406`, https://github.com/koajs/ratelimit), only `Retry-After` on a refusal,
  * or nothing at all (nginx). Every refusal but the last carries `Retry-After` in whole seconds.
  */
 export type CountingScheme = 'sliding-log' | 'fixed-window' | 'sliding-window' | 'gcra';
-export type CountingDialect = 'ietf' | 'x-ratelimit' | 'retry-after' | 'none';
+export type CountingDialect =
+  | 'ietf'
+  | 'x-ratelimit'
+  | 'x-ratelimit-fractional'
+  | 'retry-after'
+  | 'none';
 
 export const COUNTING_SCHEMES: readonly CountingScheme[] = [
   'sliding-log',
@@ -37,6 +43,7 @@ export const COUNTING_SCHEMES: readonly CountingScheme[] = [
 export const COUNTING_DIALECTS: readonly CountingDialect[] = [
   'ietf',
   'x-ratelimit',
+  'x-ratelimit-fractional',
   'retry-after',
   'none',
 ];
@@ -183,6 +190,10 @@ export function countingServer(options: CountingServerOptions) {
       headers['x-ratelimit-limit'] = String(limit);
       headers['x-ratelimit-remaining'] = String(verdict.remaining);
       headers['x-ratelimit-reset'] = String(Math.ceil((epoch + at + verdict.resetMs) / 1000));
+    } else if (dialect === 'x-ratelimit-fractional') {
+      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-remaining'] = String(verdict.remaining);
+      headers['x-ratelimit-reset'] = ((epoch + at + verdict.resetMs) / 1000).toFixed(3);
     }
     if (verdict.admitted) return HttpResponse.json({ ok: true }, { headers });
     if (dialect !== 'none') headers['retry-after'] = String(seconds(verdict.retryMs));
@@ -191,6 +202,8 @@ export function countingServer(options: CountingServerOptions) {
   return {
     handler,
     hits,
+    /** The server's wall clock, for the client's `wallClock` (Unix resets are read against it). */
+    wallClock: () => epoch + clock.now(),
     refusals: () => hits.filter((hit) => hit.status !== 200).length,
   };
 }
