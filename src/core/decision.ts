@@ -3,9 +3,12 @@
  * - `'rate'`: the policy has no permit for it yet;
  * - `'key-limit'`: `maxKeys` distinct keys are busy, so no state could be made for this one;
  * - `'blocked'`: the server told us to wait (Retry-After), see `RateLimiter.blockUntil`;
- * - `'cost'`: the cost can never fit the capacity (the limiter throws instead when a caller asks).
+ * - `'cost'`: the cost can never fit the capacity (the limiter throws instead when a caller asks);
+ * - `'in-flight'`: a slow start waits for answers of requests in flight (`retryAfterMs` is a
+ *   lower bound, not a projection: `maxWaitMs` does not judge it, as it does not judge a wait for
+ *   a concurrency slot).
  */
-export type DenialReason = 'rate' | 'key-limit' | 'blocked' | 'cost';
+export type DenialReason = 'rate' | 'key-limit' | 'blocked' | 'cost' | 'in-flight';
 
 /** The answer to "may this request go now?". Plain data: safe to log, compare and serialise. */
 export interface Decision {

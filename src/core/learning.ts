@@ -217,7 +217,10 @@ export function applySignal(
   const { remaining } = signal;
   const reset = serverDelay(signal.resetMs);
   const ends = reset !== undefined && reset > 0 ? now + reset : undefined;
-  if (signal.kind === 'policy') {
+  if (
+    signal.kind === 'policy' &&
+    !(signal.inferred && states.compiled(key).limit === signal.limit)
+  ) {
     const learned = adopt(
       states,
       key,
@@ -376,7 +379,14 @@ function adopt(
         : 'sliding-log';
   const resolved = resolvePolicy({ limit, windowMs: window, algorithm }, 'policy');
   const counter = strategyFor(resolved);
-  const before = current?.counter ?? (state instanceof WithLearned ? state.base : state);
+  // A slow start counts requests in flight, not permits in a window: the key's own policy
+  // counted every take.
+  const before =
+    current !== undefined && !(current.counter instanceof SlowStart)
+      ? current.counter
+      : state instanceof WithLearned
+        ? state.base
+        : state;
   const inUse = Math.ceil(before.capacity - before.level(now) - EPSILON);
   if (inUse > 0) counter.lowerRemaining(now, Math.max(0, limit - inUse));
   const learned: LearnedLimit = {

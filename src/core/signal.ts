@@ -37,6 +37,12 @@ export interface PolicySignal {
    * Else an exact window.
    */
   readonly bucket?: boolean | undefined;
+  /**
+   * The window was inferred from a reset, not stated: a key whose own policy has the same
+   * limit keeps its own window (a sliding server's reset is when it is empty again, up to two
+   * windows: such a guess halved a correctly configured client's throughput).
+   */
+  readonly inferred?: boolean | undefined;
 }
 
 /**
@@ -106,6 +112,8 @@ export interface ServerQuota {
   readonly limit?: number;
   /** The server's window in ms (`RateLimit-Policy: "p";q=20;w=1` is 1000), with `limit`. */
   readonly windowMs?: number;
+  /** `windowMs` was inferred from a reset, not stated (see `PolicySignal.inferred`). */
+  readonly inferred?: boolean;
 }
 
 const KINDS: ReadonlySet<string> = new Set([

@@ -42,7 +42,7 @@ export class SlowStart implements Strategy {
     const left = Math.max(0, this.window - this.open - cost);
     return fits
       ? allow(left, 0, this.window)
-      : deny('rate', SLOW_START.WAIT_MS, Math.max(0, this.window - this.open), 0, this.window);
+      : deny('in-flight', SLOW_START.WAIT_MS, Math.max(0, this.window - this.open), 0, this.window);
   }
 
   level(): number {

@@ -14,24 +14,38 @@ export interface LearnOptions {
    * @default false
    */
   readonly probe?: boolean;
+  /**
+   * A key never heard from (or idle since) starts as TCP does: one request in flight until the
+   * first answer, one more per answer, halved by a refusal, until the server's headers or
+   * refusals say its limit. A client configured too generously then meets no wall of refusals
+   * in its first window, at the price of a few round trips before its first window is out.
+   * Always on without `limits`; a paced fetch with its own `limits` and no store.
+   * @default true
+   */
+  readonly slowStart?: boolean;
 }
 
 /** `learn` checked: whether to learn at all, and whether to probe. */
 export function resolveLearn(learn: boolean | LearnOptions | undefined): {
   readonly learning: boolean;
   readonly probing: boolean;
+  readonly slowStart: boolean;
 } {
   if (learn === undefined || typeof learn === 'boolean') {
-    return { learning: learn !== false, probing: false };
+    return { learning: learn !== false, probing: false, slowStart: learn !== false };
   }
   const isObject = typeof learn === 'object' && learn !== null && !Array.isArray(learn);
-  if (isObject) assertKnownOptions('`learn`', learn, ['probe']);
+  if (isObject) assertKnownOptions('`learn`', learn, ['probe', 'slowStart']);
   const probe = isObject ? learn.probe : 'not an object';
-  if (probe === undefined || typeof probe === 'boolean') {
-    return { learning: true, probing: probe === true };
+  const slowStart = isObject ? learn.slowStart : undefined;
+  if (
+    (probe === undefined || typeof probe === 'boolean') &&
+    (slowStart === undefined || typeof slowStart === 'boolean')
+  ) {
+    return { learning: true, probing: probe === true, slowStart: slowStart !== false };
   }
   throw new TypeError(
-    `[fetch-pacer] Expected \`learn\` to be a boolean or \`{ probe?: boolean }\`, got ${describe(learn)}`,
+    `[fetch-pacer] Expected \`learn\` to be a boolean or \`{ probe?: boolean, slowStart?: boolean }\`, got ${describe(learn)}`,
   );
 }
 
@@ -60,9 +74,9 @@ const PROBE_FORGOTTEN_MS = 10 * PROBE_MS;
  * when the server sent one and the paced fetch learns, else its count alone.
  */
 export function signalOf(quota: ServerQuota, learning: boolean): ServerSignal {
-  const { remaining, resetMs, limit, windowMs } = quota;
+  const { remaining, resetMs, limit, windowMs, inferred } = quota;
   if (learning && limit !== undefined && windowMs !== undefined) {
-    return { kind: 'policy', limit, windowMs, remaining, resetMs };
+    return { kind: 'policy', limit, windowMs, remaining, resetMs, inferred };
   }
   return { kind: 'quota', remaining, resetMs };
 }

@@ -41,17 +41,7 @@ export function applyServerAnswer(
   options: ApplyOptions,
 ): void {
   const report = answer?.quota;
-  // A key's own limit, when the server's is the same and its window is not stated: the window
-  // the key was given is better knowledge than one inferred from a reset (a sliding server's
-  // reset is when it is empty again, up to two windows: a guess that halved the throughput).
-  const own =
-    report?.limit !== undefined && report.windowMs === undefined
-      ? pacer.inspect(key).limit
-      : undefined;
-  const quota =
-    report === undefined
-      ? undefined
-      : quotaForCore(report, refusal !== undefined, report.limit === own);
+  const quota = report === undefined ? undefined : quotaForCore(report, refusal !== undefined);
   const teaches = quota?.limit !== undefined && quota.windowMs !== undefined;
   if (refusal !== undefined && !teaches && options.learning) {
     // A refusal says "too fast" even when it says when to come back, and a quota without a
@@ -89,8 +79,8 @@ export function applyServerAnswer(
 /**
  * A report as the core should take it today:
  *
- * - a limit without a window learns one when a single answer tells it (see `windowOf`), unless
- *   the key has its own window for that limit (`ownWindow`);
+ * - a limit without a window learns one when a single answer tells it (see `windowOf`), said
+ *   to be `inferred`;
  * - a policy beyond `MAX_LEARNED_LIMIT` permits keeps its rate on a shorter window, and one
  *   whose window would be under 1 ms is no limit worth learning (dropped);
  * - `resetFull` (a bucket: OpenAI, Anthropic): with nothing left the next permit comes after
@@ -100,15 +90,10 @@ export function applyServerAnswer(
  *   window otherwise holds every window up to a second long, 1.84x the ideal time). Not on a
  *   refusal, which proves the window had not ended: its wait is the upper bound.
  */
-export function quotaForCore(
-  report: ServerQuotaReport,
-  refused: boolean,
-  /** The key has a window of its own for this limit: none is inferred from the reset. */
-  ownWindow = false,
-): ServerQuota {
+export function quotaForCore(report: ServerQuotaReport, refused: boolean): ServerQuota {
   const { remaining, limit, resetFull, resetPrecisionMs = 1000 } = report;
   let { resetMs } = report;
-  const windowMs = report.windowMs ?? (ownWindow ? undefined : windowOf(report, resetPrecisionMs));
+  const windowMs = report.windowMs ?? windowOf(report, resetPrecisionMs);
   const policy =
     limit !== undefined && windowMs !== undefined ? cappedPolicy(limit, windowMs) : undefined;
   if (remaining === 0 && resetMs !== undefined) {
@@ -125,6 +110,7 @@ export function quotaForCore(
   return {
     remaining,
     ...(resetMs === undefined || resetMs === 0 ? {} : { resetMs }),
+    ...(policy !== undefined && report.windowMs === undefined ? { inferred: true } : {}),
     // A limit without a window (or with one too short to learn) changes nothing in the core.
     ...(policy ??
       (limit === undefined || windowMs !== undefined

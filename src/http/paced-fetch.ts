@@ -181,13 +181,26 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       );
     }
   }
-  const { learning, probing } = resolveLearn(learnOptions);
+  const { learning, probing, slowStart } = resolveLearn(learnOptions);
   // Zero configuration: no limits, no pacer, no store. Every key starts slow and learns.
   const zeroConfig =
     shared === undefined && pacerOptions.limits === undefined && pacerOptions.store === undefined;
   if (zeroConfig && !learning) {
     throw new TypeError(
       '[fetch-pacer] `learn: false` needs `limits`: without them a paced fetch learns the limits from the server',
+    );
+  }
+  // Slow start for its own keys: not with a store (it counts on its own), a shared pacer (its
+  // keys are its owner's), nor in reject mode (which would refuse what slow start holds back).
+  const startsSlow =
+    zeroConfig ||
+    (slowStart &&
+      shared === undefined &&
+      pacerOptions.store === undefined &&
+      pacerOptions.mode !== 'reject');
+  if (zeroConfig && !slowStart) {
+    throw new TypeError(
+      '[fetch-pacer] `learn.slowStart: false` needs `limits`: without them every key starts slow',
     );
   }
   // With a store but no `limits`, createPacer throws the message that names it.
@@ -233,7 +246,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
     const priority = pacing?.priority ?? priorityOf?.(request);
     const onProgress = pacing?.onProgress;
     if (probing) adapterOf(pacer).calling(key); // a key at rest probes first (adapt.ts)
-    if (zeroConfig) pacer.observe(key, START); // a key never heard from starts slow
+    if (startsSlow) pacer.observe(key, START); // a key never heard from starts slow
     // The refusal a retry replaces: its body is freed only once the retry starts, so that a
     // retry the pacer will not queue (`maxWaitMs`, reject mode) can return it instead.
     let refused: Response | undefined;

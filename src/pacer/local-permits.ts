@@ -91,7 +91,8 @@ export class LocalPermits implements Permits {
       if (!startsNow && mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
         const ahead = line?.costAhead(priority, front) ?? 0;
         const projected = project(limiter, limiter.policyOf(key), key, ahead + cost);
-        if (projected.retryAfterMs > maxWaitMs) {
+        // Behind a slow start the wait is for answers, like a wait for a slot: not judged.
+        if (projected.retryAfterMs > maxWaitMs && projected.reason !== 'in-flight') {
           return core.deny(new RateLimitError(projected, { key, maxWaitMs }));
         }
       }

@@ -134,11 +134,24 @@ describe.each(['ietf', 'draft-7'] as const)(
       expect(pacedFetch.pacer.inspect(ORIGIN)).toMatchObject({ limit: 20, capacity: 20 });
     });
 
-    it('without a probe, earns 429s only for the burst sent before the first answer', async () => {
+    it('starts slow by default: one request until the first answer, which tells the policy: no 429 at all', async () => {
       const clock = createManualClock();
       const backend = fixedWindowBackend(clock, dialect);
       server.use(backend.handler);
-      const { statuses } = await run300(clock, { limits: { limit: 1000, windowMs: 1000 } });
+      const { sent, statuses } = await run300(clock, { limits: { limit: 1000, windowMs: 1000 } });
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      expect(backend.refusals()).toEqual([]);
+      expectLearnedSchedule(sent);
+    });
+
+    it('without slow start, earns 429s only for the burst sent before the first answer', async () => {
+      const clock = createManualClock();
+      const backend = fixedWindowBackend(clock, dialect);
+      server.use(backend.handler);
+      const { statuses } = await run300(clock, {
+        limits: { limit: 1000, windowMs: 1000 },
+        learn: { slowStart: false },
+      });
       expect(statuses.every((status) => status === 200)).toBe(true);
       // 300 went at once; the server took 20. After that first window, not one refusal.
       expect([...perWindow(backend.refusals())]).toEqual([[0, 280]]);
@@ -183,6 +196,7 @@ describe('against a leaky bucket that answers a bare 429 (nginx limit_req)', () 
     const { statuses } = await run300(clock, {
       limits: { limit: 1000, windowMs: 1000 },
       retry: { random: () => 0.5 },
+      learn: { slowStart: false },
     });
     expect(statuses.every((status) => status === 200)).toBe(true);
     const refusals = backend.refusals();
@@ -201,6 +215,24 @@ describe('against a leaky bucket that answers a bare 429 (nginx limit_req)', () 
     }
     const done = Math.max(...backend.hits.map((hit) => hit.at));
     expect(done).toBeLessThan(40_000);
+  });
+
+  it('starting slow, earns a few refusals where the burst earned 294, and loses no call', async () => {
+    const clock = createManualClock();
+    const backend = leakyBackend(clock);
+    server.use(backend.handler);
+    const { statuses } = await run300(clock, {
+      limits: { limit: 1000, windowMs: 1000 },
+      retry: { random: () => 0.5 },
+    });
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    // Answers come back at once here, so the window doubles 1, 2, 4, 8, 16 at time 0, and the
+    // bucket (6 at once) refuses 8 of that round; AIMD then learns the rate as above.
+    const refusals = backend.refusals();
+    expect(refusals.filter((hit) => hit.at === 0).length).toBeLessThanOrEqual(16);
+    // At most a window's worth (20 per second) in all, where the burst earned 300.
+    expect(refusals.length).toBeLessThanOrEqual(20);
+    expect(Math.max(...backend.hits.map((hit) => hit.at))).toBeLessThan(40_000);
   });
 
   it('does not learn a rate from an isolated refusal: a right policy keeps its pace', async () => {

@@ -119,6 +119,7 @@ describe('createPacedFetch keys, costs and sharing', () => {
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
       limits: { limit: 4, windowMs: 1000, algorithm: 'token-bucket' },
+      learn: { slowStart: false },
       fetch,
       clock,
       key: (request) => request.headers.get('x-user') ?? 'anonymous',
@@ -223,6 +224,12 @@ describe('createPacedFetch failures', () => {
   it('throws at creation for bad options, naming them', () => {
     // No limits is zero configuration; it learns, so `learn: false` needs limits, as a store does.
     expect(() => createPacedFetch({ learn: false })).toThrow(/`learn: false` needs `limits`/);
+    expect(() => createPacedFetch({ learn: { slowStart: false } })).toThrow(
+      /`learn.slowStart: false` needs `limits`/,
+    );
+    expect(() =>
+      createPacedFetch({ limits: { limit: 1, windowMs: 1 }, learn: { slowStart: 'no' as never } }),
+    ).toThrow(/Expected `learn`.*slowStart.*`\{"slowStart":"no"\}`|Expected `learn`/);
     expect(() => createPacedFetch({ store: {} as never })).toThrow(/`limits`|store/);
     expect(() => createPacedFetch({ limits: { limit: 0, windowMs: 1 } })).toThrow(
       /`limits.limit`|`limit`/,
@@ -240,5 +247,55 @@ describe('createPacedFetch failures', () => {
     expect(() => createPacedFetch({ pacer, limits: { limit: 1, windowMs: 1 } })).toThrow(
       /not both/,
     );
+  });
+});
+
+describe('createPacedFetch slow start', () => {
+  it('starts a key with one request in flight, one more per answer, and rejects none for `maxWaitMs` behind it', async () => {
+    const clock = createManualClock();
+    let inFlight = 0;
+    let most = 0;
+    const releases: (() => void)[] = [];
+    server.use(
+      http.get('https://api.test/*', async () => {
+        most = Math.max(most, ++inFlight);
+        await new Promise<void>((resolve) => releases.push(resolve));
+        inFlight--;
+        return HttpResponse.json({});
+      }),
+    );
+    // Configured generously, and no call may wait more than 200 ms for its permits: the wait
+    // behind answers still to come is not a projection, so it is not judged.
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 100, windowMs: 1000 },
+      maxWaitMs: 200,
+      clock,
+    });
+    const calls = Array.from({ length: 7 }, (_, i) => pacedFetch(`https://api.test/${i}`));
+    // Each round lets the answers in flight back: 1, then 2, then 4 in flight.
+    for (const expected of [1, 2, 4]) {
+      await until(() => releases.length === expected);
+      expect(inFlight).toBe(expected);
+      for (const release of releases.splice(0)) release();
+    }
+    const statuses = (await Promise.all(calls)).map((response) => response.status);
+    expect(statuses).toEqual(Array(7).fill(200));
+    expect(most).toBe(4);
+  });
+
+  it('is off in reject mode and with `learn: { slowStart: false }`: the policy alone decides', async () => {
+    server.use(http.get('https://api.test/*', () => HttpResponse.json({})));
+    for (const options of [{ mode: 'reject' as const }, { learn: { slowStart: false } }]) {
+      const clock = createManualClock();
+      const { fetch, sent } = stampedFetch(clock);
+      const pacedFetch = createPacedFetch({
+        limits: { limit: 5, windowMs: 1000 },
+        fetch,
+        clock,
+        ...options,
+      });
+      await Promise.all(Array.from({ length: 5 }, (_, i) => pacedFetch(`https://api.test/${i}`)));
+      expect(sent.map((call) => call.at)).toEqual([0, 0, 0, 0, 0]);
+    }
   });
 });

@@ -197,7 +197,12 @@ describe('a hostile policy does not break the key', () => {
         );
       }),
     );
-    const pacedFetch = createPacedFetch({ limits: { limit: 100, windowMs: 1000 }, clock });
+    // All 20 go before the first answer (no slow start): each answer brings the hostile policy.
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 100, windowMs: 1000 },
+      learn: { slowStart: false },
+      clock,
+    });
     const calls = Array.from({ length: 20 }, (_, i) => pacedFetch(`https://api.test/${i}`));
     await drive(clock, pacedFetch.pacer, 5000);
     const statuses = (await Promise.all(calls)).map((response) => response.status);
@@ -249,12 +254,13 @@ describe('quotaForCore', () => {
       resetFull: true,
       source: 'openai',
     } as const;
-    // Its window is the time to refill the whole limit: 60 per 60 s.
+    // Its window is the time to refill the whole limit: 60 per 60 s (inferred: not stated).
     expect(quotaForCore(report, true)).toEqual({
       remaining: 0,
       resetMs: 1000,
       limit: 60,
       windowMs: 60_000,
+      inferred: true,
     });
   });
 });

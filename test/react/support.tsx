@@ -1,15 +1,18 @@
 import { act, render } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import type { ReactNode } from 'react';
-import { createPacedFetch, type PacedFetch } from '../../src/http/paced-fetch.js';
-import type { PacerOptions } from '../../src/pacer/options.js';
+import {
+  createPacedFetch,
+  type PacedFetch,
+  type PacedFetchOptions,
+} from '../../src/http/paced-fetch.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { turn } from '../support/flush.js';
 
 export const API = 'https://api.test';
 
 /** A paced fetch on a manual clock. */
-export function pacedOnClock(options: Omit<PacerOptions, 'clock'>): {
+export function pacedOnClock(options: Omit<PacedFetchOptions, 'clock'>): {
   readonly clock: ManualClock;
   readonly api: PacedFetch;
 } {

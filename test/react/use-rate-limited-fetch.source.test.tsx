@@ -56,7 +56,12 @@ describe('useRateLimitedFetch calls the paced fetch it is given, as it is', () =
 
   it('lets its key function decide the key, unless the hook gives one', async () => {
     server.use(itemsApi().handler);
-    const api = createPacedFetch({ limits, clock: createManualClock(), key: () => 'tenant-a' });
+    const api = createPacedFetch({
+      limits,
+      learn: { slowStart: false }, // the levels are the bucket's, not a slow start's
+      clock: createManualClock(),
+      key: () => 'tenant-a',
+    });
     const derived = renderHook(() => useRateLimitedFetch(`${API}/items/1`, { fetch: api }));
     await settle(() => derived.result.current.status === 'success');
     expect(api.pacer.inspect('tenant-a').level).toBe(4);

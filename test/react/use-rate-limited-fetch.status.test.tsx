@@ -180,6 +180,7 @@ describe('useRateLimitedFetch statuses', () => {
     const { api } = pacedOnClock({
       limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
       concurrency: 1,
+      learn: { slowStart: false }, // the slot, not a slow start, is what it waits for
     });
     const backend = itemsApi();
     server.use(backend.handler);
