@@ -74,10 +74,13 @@ async function expectFireButtonsOnOneLine(page: Page): Promise<void> {
   }
 }
 
-/** The first screen as a visitor sees it (test-results/; committed with UPDATE_SCREENSHOT=1). */
-async function screenshot(page: Page, name: string): Promise<void> {
+/**
+ * The first screen as a visitor sees it, or one part of the page (test-results/; committed
+ * with UPDATE_SCREENSHOT=1).
+ */
+async function screenshot(page: Page, name: string, part?: Locator): Promise<void> {
   const path = resolve(RESULTS, `demo-${name}.png`);
-  await page.screenshot({ path });
+  await (part ?? page).screenshot({ path });
   if (!UPDATE) return;
   await copyFile(path, resolve(SCREENSHOTS, `${name}.png`));
 }
@@ -177,6 +180,46 @@ describe('the demo, built and served, in chromium', () => {
     await expectInFirstScreen(page, page.getByTestId('paced-429'));
     await expectInFirstScreen(page, page.getByTestId('unpaced-429'));
     await screenshot(page, 'phone-390');
+    expect(await axeViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('paces an LLM API: a gauge per unit, a batch with settlement on gets no 429', async () => {
+    const { page, errors } = await openDemo(browser, server.url, DESKTOP);
+    const panel = page.locator('#llm');
+    await panel.scrollIntoViewIfNeeded();
+    // A gauge per unit, each named by its unit and level: full before the first batch.
+    const requests = panel.getByRole('img', { name: /^Requests: / });
+    const tokens = panel.getByRole('img', { name: /^Tokens: / });
+    expect(await requests.getAttribute('aria-label')).toBe('Requests: 10 of 10 now');
+    expect(await tokens.getAttribute('aria-label')).toBe('Tokens: 2,000 of 2,000 now');
+    const settlement = panel.getByRole('switch', { name: /Settle each call from its usage/ });
+    expect(await settlement.isChecked()).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+
+    await panel.getByRole('button', { name: 'Send 20 chat calls' }).click();
+    const status = panel.getByTestId('llm-status');
+    await expect.poll(() => status.textContent()).toMatch(/^Sending 20 chat calls, settlement on/);
+    // The batch spends tokens faster than they come back: the tokens gauge leaves full.
+    await expect
+      .poll(() => tokens.getAttribute('aria-label'))
+      .not.toBe('Tokens: 2,000 of 2,000 now');
+    expect(await axeViolations(page)).toEqual([]);
+    const row = panel.locator('[data-testid="llm-batch"][data-state="done"]');
+    await row.waitFor({ timeout: 30_000 });
+    const figures = {
+      succeeded: await row.getByTestId('llm-succeeded').textContent(),
+      refused: await row.getByTestId('llm-429').textContent(),
+      throughput: await row.getByTestId('llm-throughput').textContent(),
+      makespan: await row.getByTestId('llm-makespan').textContent(),
+    };
+    console.info(`e2e LLM panel, settlement on: ${JSON.stringify(figures)}`);
+    expect(figures.succeeded).toBe('20 / 20');
+    expect(figures.refused).toBe('0');
+    expect(await row.getByRole('rowheader').textContent()).toBe('On');
+    expect(await status.textContent()).toMatch(/^Done, settlement on: 20 of 20 succeeded, 0 × 429/);
+    await screenshot(page, 'llm-panel', panel);
     expect(await axeViolations(page)).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
