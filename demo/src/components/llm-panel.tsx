@@ -97,8 +97,8 @@ function statusOf(batch: Batch | undefined): string {
   if (batch === undefined) return `Send a batch: ${BATCH_SIZE} calls at once, of random sizes.`;
   const settled = `settlement ${batch.settlement ? 'on' : 'off'}`;
   const { figures } = batch;
-  if (figures === undefined)
-    return `Sending ${batch.calls} chat calls, ${settled}: ${batch.answered} answered`;
+  // Announced twice a batch (role="status"), not at every answer: the table row counts those.
+  if (figures === undefined) return `Sending ${batch.calls} chat calls, ${settled}…`;
   return `Done, ${settled}: ${figures.succeeded} of ${figures.calls} succeeded, ${figures.refusals} × 429, ${figures.throughput.toFixed(2)}× the tokens allowed, in ${(figures.makespanMs / 1000).toFixed(1)} s`;
 }
 
