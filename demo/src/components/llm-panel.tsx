@@ -88,7 +88,9 @@ function SettlementSwitch({ on, onChange }: { on: boolean; onChange: (on: boolea
         data-testid="llm-settlement"
       />
       <span className="switch-track" aria-hidden="true" />
-      Settle each call from its <code>usage</code> (<code>actualCost</code>)
+      <span>
+        Settle each call from its <code>usage</code> (<code>actualCost</code>)
+      </span>
     </label>
   );
 }
@@ -196,7 +198,11 @@ export function LlmPanel() {
       </div>
       {batches.length === 0 ? null : (
         <div className="card llm-results">
-          <BatchRows batches={batches} />
+          {/* Scrolls sideways on a narrow screen: focusable, so a keyboard can scroll it too. */}
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus (WCAG 2.1.1) */}
+          <section className="llm-table" aria-label="Batch figures" tabIndex={0}>
+            <BatchRows batches={batches} />
+          </section>
           <p className="hint">
             Token throughput: the tokens the server admitted over what it allows from the first
             call&apos;s arrival to the last (a full bucket, then {count(LLM_LIMITS.tokens)} a
