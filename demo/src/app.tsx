@@ -16,6 +16,7 @@ import { Comparison } from './components/comparison';
 import { Controls } from './components/controls';
 import { Counters } from './components/counters';
 import { Gauge } from './components/gauge';
+import { LlmPanel } from './components/llm-panel';
 import { OutboxPanel } from './components/outbox-panel';
 import { ServerPicker } from './components/server-picker';
 import { Timeline } from './components/timeline';
@@ -174,6 +175,10 @@ export function App({ autoplay }: { autoplay: boolean }) {
             endpoint="/api/paced/notes"
             network={demoNetwork}
           />
+        </section>
+
+        <section className="playground" id="llm" aria-labelledby="llm-title">
+          <LlmPanel />
         </section>
 
         <section className="usage" id="code" aria-labelledby="code-title">

@@ -182,6 +182,50 @@ describe('the demo, built and served, in chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('paces an LLM API: a gauge per unit, a batch with settlement on gets no 429', async () => {
+    const { page, errors } = await openDemo(browser, server.url, DESKTOP);
+    const panel = page.locator('#llm');
+    await panel.scrollIntoViewIfNeeded();
+    // A gauge per unit, each named by its unit and level: full before the first batch.
+    const requests = panel.getByRole('img', { name: /^Requests: / });
+    const tokens = panel.getByRole('img', { name: /^Tokens: / });
+    expect(await requests.getAttribute('aria-label')).toBe('Requests: 10 of 10 now');
+    expect(await tokens.getAttribute('aria-label')).toBe('Tokens: 2,000 of 2,000 now');
+    const settlement = panel.getByRole('switch', { name: /Settle each call from its usage/ });
+    expect(await settlement.isChecked()).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+
+    await panel.getByRole('button', { name: 'Send 20 chat calls' }).click();
+    const status = panel.getByTestId('llm-status');
+    await expect.poll(() => status.textContent()).toMatch(/^Sending 20 chat calls, settlement on/);
+    // The batch spends tokens faster than they come back: the tokens gauge leaves full.
+    await expect
+      .poll(() => tokens.getAttribute('aria-label'))
+      .not.toBe('Tokens: 2,000 of 2,000 now');
+    expect(await axeViolations(page)).toEqual([]);
+    const row = panel.locator('[data-testid="llm-batch"][data-state="done"]');
+    await row.waitFor({ timeout: 30_000 });
+    const figures = {
+      succeeded: await row.getByTestId('llm-succeeded').textContent(),
+      refused: await row.getByTestId('llm-429').textContent(),
+      throughput: await row.getByTestId('llm-throughput').textContent(),
+      makespan: await row.getByTestId('llm-makespan').textContent(),
+    };
+    console.info(`e2e LLM panel, settlement on: ${JSON.stringify(figures)}`);
+    expect(figures.succeeded).toBe('20 / 20');
+    expect(figures.refused).toBe('0');
+    expect(await row.getByRole('rowheader').textContent()).toBe('On');
+    expect(await status.textContent()).toMatch(/^Done, settlement on: 20 of 20 succeeded, 0 × 429/);
+    // For a look at the panel (test-results/ only: the README shows the first screen).
+    await panel.screenshot({ path: resolve(RESULTS, 'demo-llm-panel.png') });
+    expect(await axeViolations(page)).toEqual([]);
+    // On a phone the figures' table scrolls sideways in its card: still reachable, still clean.
+    await page.setViewportSize({ width: PHONE.width, height: PHONE.height });
+    expect(await axeViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it('queues writes with the outbox offline (its own switch), keeps them over a reload, drains them online', async () => {
     const { page, errors } = await openDemo(browser, server.url, DESKTOP);
     const status = page.getByTestId('outbox-status');

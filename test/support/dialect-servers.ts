@@ -6,22 +6,12 @@
  */
 import { HttpResponse, http } from 'msw';
 import type { ManualClock } from '../../src/testing/index.js';
+import { type Admission, goDuration, weightedBucket } from '../../demo/src/mock/llm-api.js';
 import { turn } from './flush.js';
 
 export const ORIGIN = 'https://api.dialect.test';
 /** Wall-clock epoch ms at manual time 0 (not on a whole second, as no real clock is). */
 export const EPOCH = Date.UTC(2026, 11, 1, 10, 0, 0) + 370;
-
-/** A server's admission state: what one arrival finds. */
-export interface Admission {
-  readonly ok: boolean;
-  /** Permits left after this arrival. */
-  readonly remaining: number;
-  /** ms from the arrival until one more request would be admitted. */
-  readonly nextMs: number;
-  /** ms from the arrival until the window ends (fixed) or the bucket is full (bucket). */
-  readonly resetMs: number;
-}
 
 type Model = (at: number) => Admission;
 
@@ -47,31 +37,6 @@ export function bucket(capacity: number, fillMs: number): Model {
   return (at) => weighted.admit(at, 1);
 }
 
-/**
- * A token bucket whose requests weigh `cost` tokens (an LLM API counts tokens in one):
- * `admit` takes them when they fit (`take: false` only asks), `Admission` in tokens.
- */
-export function weightedBucket(capacity: number, fillMs: number) {
-  const perMs = capacity / fillMs;
-  let tokens = capacity;
-  let stamp = 0;
-  return {
-    admit(at: number, cost: number, take = true): Admission {
-      tokens = Math.min(capacity, tokens + Math.max(0, at - stamp) * perMs);
-      stamp = Math.max(stamp, at);
-      const ok = tokens >= cost - 1e-9;
-      if (ok && take) tokens -= cost;
-      const nextMs = tokens >= cost - 1e-9 ? 0 : (cost - tokens) / perMs;
-      return {
-        ok,
-        remaining: Math.floor(tokens + 1e-9),
-        nextMs,
-        resetMs: (capacity - tokens) / perMs,
-      };
-    },
-  };
-}
-
 /** What a dialect answers: the headers of an admitted request, the whole refusal otherwise. */
 interface Reply {
   readonly status?: number;
@@ -92,16 +57,6 @@ export interface Dialect {
 const sec = (ms: number) => Math.ceil(ms / 1000);
 const unixSec = (wallMs: number) => sec(wallMs);
 const json = { 'content-type': 'application/json' };
-
-/** Go's time.Duration.String() for whole ms: `1h2m3.5s`, `6m0s`, `20ms`. */
-export function goDuration(ms: number): string {
-  const whole = Math.ceil(ms);
-  if (whole < 1000) return `${whole}ms`;
-  const h = Math.floor(whole / 3_600_000);
-  const m = Math.floor((whole % 3_600_000) / 60_000);
-  const s = (whole % 60_000) / 1000;
-  return `${h > 0 ? `${h}h` : ''}${h > 0 || m > 0 ? `${m}m` : ''}${s}s`;
-}
 
 export const DIALECTS: readonly Dialect[] = [
   {

@@ -1,150 +1,31 @@
 /**
- * Mocked LLM APIs that count requests and tokens at once, each in a token bucket replenished
- * continuously, with the exact header families their documentation gives, scaled from minutes
- * to seconds. Time is the arrival time the client's network stamps (`x-arrived-at`, see
- * `network` in counting-servers.ts), on the test's manual clock.
- *
- * - OpenAI (https://platform.openai.com/docs/guides/rate-limits, "Rate limits in headers"):
- *   requests and tokens per minute; `x-ratelimit-limit-requests`, `-remaining-requests`,
- *   `-reset-requests` and the same with `-tokens`, the resets Go durations until the bucket is
- *   full again (`6m0s`, `20ms`); a 429 `rate_limit_exceeded` error body when either runs out.
- * - Anthropic (https://docs.anthropic.com/en/api/rate-limits): requests, input tokens and
- *   output tokens per minute, "token bucket" replenished continuously; output tokens are
- *   estimated from `max_tokens` at the start of a request and corrected to the real count at its
- *   end; `anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaining,reset}`
- *   with RFC 3339 resets, and `retry-after` (seconds) on a 429 `rate_limit_error`.
- *
- * A request's body says what it really costs (`{ input, output, max_tokens }`, the way a prompt
- * and a completion would); the answer's `usage` says the same, as each API reports it.
+ * The tests' mocked LLM APIs: the counting of demo/src/mock/llm-api.ts (OpenAI's and Anthropic's
+ * request and token buckets, their exact header families, the doc addresses are there), served
+ * by msw. Time is the arrival time the client's network stamps (`x-arrived-at`, see `network`
+ * in counting-servers.ts), on the test's manual clock.
  */
 import { HttpResponse, http } from 'msw';
-import { type Admission, EPOCH, goDuration, weightedBucket } from './dialect-servers.js';
+import {
+  type ChatBody,
+  type LlmLimits,
+  type LlmVendor,
+  llmApi,
+} from '../../demo/src/mock/llm-api.js';
+import { EPOCH } from './dialect-servers.js';
+
+export type { ChatBody, LlmHit, LlmLimits, LlmVendor } from '../../demo/src/mock/llm-api.js';
 
 export const LLM_ORIGIN = 'https://llm.test';
 
-export type LlmVendor = 'openai' | 'anthropic';
-
-/** Per window: requests, and tokens (OpenAI) or input and output tokens (Anthropic). */
-export interface LlmLimits {
-  readonly requests: number;
-  readonly tokens: number;
-  /** The window the limits are per: a bucket refills that fast. @default 1000 */
-  readonly windowMs?: number;
-}
-
-/** What one call asks for: its prompt's tokens, the completion's, and the reserve asked. */
-export interface ChatBody {
-  readonly input: number;
-  readonly output: number;
-  readonly max_tokens?: number;
-}
-
-/** One arrival as the server saw it. */
-export interface LlmHit {
-  readonly at: number;
-  readonly status: number;
-  /** Tokens the server charged (0 on a refusal). */
-  readonly tokens: number;
-}
-
 /** The msw handler of a vendor's chat endpoint, and what reached it. */
 export function llmServer(vendor: LlmVendor, limits: LlmLimits) {
-  const { windowMs = 1_000 } = limits;
-  const requests = weightedBucket(limits.requests, windowMs);
-  // Anthropic splits the token budget: input and output tokens, each its own bucket.
-  const tokens = weightedBucket(limits.tokens, windowMs);
-  const output = weightedBucket(limits.tokens, windowMs);
-  const hits: LlmHit[] = [];
+  const api = llmApi(vendor, limits);
   const handler = http.post(`${LLM_ORIGIN}/*`, async ({ request }) => {
     const at = Number(request.headers.get('x-arrived-at'));
     const body = (await request.json()) as ChatBody;
-    const wall = EPOCH + at;
-    // OpenAI counts prompt and completion in one; Anthropic reserves `max_tokens` of output at
-    // the start (corrected at the end, below).
-    const inTokens = vendor === 'openai' ? body.input + body.output : body.input;
-    const outTokens = body.max_tokens ?? body.output;
-    const r = requests.admit(at, 1, false);
-    const t = tokens.admit(at, inTokens, false);
-    const o = vendor === 'anthropic' ? output.admit(at, outTokens, false) : undefined;
-    const ok = r.ok && t.ok && (o?.ok ?? true);
-    if (ok) {
-      requests.admit(at, 1);
-      tokens.admit(at, inTokens);
-      // The real output replaces the reserve at once here (the call's answer is instant).
-      if (o !== undefined) output.admit(at, body.output);
-    }
-    hits.push({ at, status: ok ? 200 : 429, tokens: ok ? inTokens + (o ? body.output : 0) : 0 });
-    const after = {
-      r: requests.admit(at, 1, false),
-      t: tokens.admit(at, 1, false),
-      o: output.admit(at, 1, false),
-    };
-    const headers =
-      vendor === 'openai'
-        ? openaiHeaders(limits, after.r, after.t)
-        : anthropicHeaders(limits, after.r, after.t, after.o, wall);
-    if (ok) {
-      const usage =
-        vendor === 'openai'
-          ? {
-              prompt_tokens: body.input,
-              completion_tokens: body.output,
-              total_tokens: body.input + body.output,
-            }
-          : { input_tokens: body.input, output_tokens: body.output };
-      return HttpResponse.json(
-        { usage },
-        { headers: { date: new Date(wall).toUTCString(), ...headers } },
-      );
-    }
-    const waitMs = Math.max(r.nextMs, t.nextMs, o?.nextMs ?? 0);
-    const error =
-      vendor === 'openai'
-        ? { error: { type: 'tokens', code: 'rate_limit_exceeded', message: 'Rate limit reached' } }
-        : { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limit exceeded' } };
-    if (vendor === 'anthropic')
-      headers['retry-after'] = String(Math.max(1, Math.ceil(waitMs / 1000)));
-    return HttpResponse.json(error, {
-      status: 429,
-      headers: { date: new Date(wall).toUTCString(), ...headers },
-    });
+    const { status, headers, body: json } = api.answer(at, body, EPOCH + at);
+    return HttpResponse.json(json, { status, headers });
   });
-  return {
-    handler,
-    hits,
-    refusals: () => hits.filter((hit) => hit.status !== 200).length,
-    /** Tokens the server admitted over the calls' arrivals. */
-    admittedTokens: () => hits.reduce((sum, hit) => sum + hit.tokens, 0),
-  };
-}
-
-function openaiHeaders(limits: LlmLimits, r: Admission, t: Admission): Record<string, string> {
-  return {
-    'x-ratelimit-limit-requests': String(limits.requests),
-    'x-ratelimit-remaining-requests': String(r.remaining),
-    'x-ratelimit-reset-requests': goDuration(r.resetMs),
-    'x-ratelimit-limit-tokens': String(limits.tokens),
-    'x-ratelimit-remaining-tokens': String(t.remaining),
-    'x-ratelimit-reset-tokens': goDuration(t.resetMs),
-  };
-}
-
-function anthropicHeaders(
-  limits: LlmLimits,
-  r: Admission,
-  t: Admission,
-  o: Admission,
-  wall: number,
-): Record<string, string> {
-  const at = (ms: number) => new Date(Math.ceil((wall + ms) / 1000) * 1000).toISOString();
-  const family = (name: string, limit: number, a: Admission) => ({
-    [`anthropic-ratelimit-${name}-limit`]: String(limit),
-    [`anthropic-ratelimit-${name}-remaining`]: String(a.remaining),
-    [`anthropic-ratelimit-${name}-reset`]: at(a.resetMs).replace('.000', ''),
-  });
-  return {
-    ...family('requests', limits.requests, r),
-    ...family('input-tokens', limits.tokens, t),
-    ...family('output-tokens', limits.tokens, o),
-  };
+  const { hits, refusals, admittedTokens } = api;
+  return { handler, hits, refusals, admittedTokens };
 }

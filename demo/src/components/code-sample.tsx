@@ -22,8 +22,8 @@ createRoot(root).render(
 const TOKEN =
   /(\/\/[^\n]*)|('(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`|"(?:[^"\\]|\\.)*")|\b(import|from|const|function|return|if|export)\b|(<\/?[A-Z][A-Za-z]*|<\/?[a-z]+(?=[\s>]))|\b([A-Z][A-Za-z]+|use[A-Z][A-Za-z]*|createPacedFetch|perSecond|createRoot)\b/g;
 
-/** A few colours for the sample: comments, strings, keywords, tags, names. */
-function highlight(code: string): ReactNode[] {
+/** A few colours for a code sample: comments, strings, keywords, tags, names. */
+export function highlight(code: string): ReactNode[] {
   const out: ReactNode[] = [];
   let last = 0;
   for (const match of code.matchAll(TOKEN)) {

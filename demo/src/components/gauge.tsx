@@ -19,6 +19,43 @@ function arc(fraction: number): string {
   return `M ${point(start)} A ${RADIUS} ${RADIUS} 0 ${large} 1 ${point(end)}`;
 }
 
+/**
+ * The dial itself: an arc `fraction` of the way round, a big `value`, its `unit` and a `note`
+ * under it; one image for assistive technology, named by `label`. Every gauge of the page draws
+ * with it (the pacer's bucket, each unit of the LLM panel).
+ */
+export function Dial({
+  fraction,
+  value,
+  unit,
+  note = '',
+  noteTestId,
+  label,
+}: {
+  fraction: number;
+  value: string;
+  unit: string;
+  note?: string;
+  noteTestId?: string;
+  label: string;
+}) {
+  return (
+    <svg viewBox="0 0 200 178" role="img" aria-label={label}>
+      <path className="gauge-track" d={arc(1)} />
+      {fraction > 0.001 && <path className="gauge-fill" d={arc(fraction)} />}
+      <text x="100" y="96" className="gauge-value">
+        {value}
+      </text>
+      <text x="100" y="122" className="gauge-unit">
+        {unit}
+      </text>
+      <text x="100" y="150" className="gauge-queued" data-testid={noteTestId}>
+        {note}
+      </text>
+    </svg>
+  );
+}
+
 type LearnedPolicy = NonNullable<KeyInspection['learned']>;
 
 function perSecond(policy: { readonly limit: number; readonly windowMs: number }): string {
@@ -106,27 +143,18 @@ export function Gauge({ rate }: { rate: number }) {
   return (
     <div className={`gauge gauge-${tone}`}>
       <figure>
-        <svg
-          viewBox="0 0 200 178"
-          role="img"
-          aria-label={
+        <Dial
+          fraction={fraction}
+          value={value}
+          unit={unit}
+          note={queued > 0 ? `${queued} waiting` : ''}
+          noteTestId="gauge-queued"
+          label={
             blocked
               ? `Blocked by the server, ${value} more`
               : `${Math.floor(level)} of ${capacity} permits now`
           }
-        >
-          <path className="gauge-track" d={arc(1)} />
-          {fraction > 0.001 && <path className="gauge-fill" d={arc(fraction)} />}
-          <text x="100" y="96" className="gauge-value">
-            {value}
-          </text>
-          <text x="100" y="122" className="gauge-unit">
-            {unit}
-          </text>
-          <text x="100" y="150" className="gauge-queued" data-testid="gauge-queued">
-            {queued > 0 ? `${queued} waiting` : ''}
-          </text>
-        </svg>
+        />
         <figcaption data-testid="gauge-status">{whyOf(inspection, rate, now)}</figcaption>
       </figure>
       <p className="learned" data-testid="learned">
