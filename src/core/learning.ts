@@ -217,10 +217,13 @@ export function applySignal(
   const { remaining } = signal;
   const reset = serverDelay(signal.resetMs);
   const ends = reset !== undefined && reset > 0 ? now + reset : undefined;
-  if (
+  // An inferred window of the key's own limit confirms its policy: that ends a slow start.
+  const confirms =
     signal.kind === 'policy' &&
-    !(signal.inferred && states.compiled(key).limit === signal.limit)
-  ) {
+    signal.inferred === true &&
+    states.compiled(key).limit === signal.limit;
+  if (confirms) forget(states, key, 'start');
+  if (signal.kind === 'policy' && !confirms) {
     const learned = adopt(
       states,
       key,

@@ -75,6 +75,18 @@ describe('observe adopting the policy the server advertises', () => {
     expect(drain(limiter, 'api')).toBe(10);
   });
 
+  it('keeps its own window when the server infers one for the same limit, and ends a slow start', () => {
+    const { limiter } = setup(perSecond(10));
+    limiter.observe('api', { kind: 'start' });
+    expect(limiter.policyOf('api').learned).toMatchObject({ source: 'start' });
+    // A sliding server's reset (up to two windows) read as the window of 10: not its own 1 s.
+    limiter.observe('api', { kind: 'policy', limit: 10, windowMs: 1978, inferred: true });
+    expect(limiter.policyOf('api').learned).toBeUndefined();
+    // Stated, or of another limit, it is learned.
+    limiter.observe('api', { kind: 'policy', limit: 10, windowMs: 1978 });
+    expect(limiter.policyOf('api').learned).toMatchObject({ limit: 10, windowMs: 1978 });
+  });
+
   it('keeps its count while an inferred window wobbles within a tenth (a reset read through jitter)', () => {
     const { clock, limiter } = setup(perSecond(1000));
     limiter.observe('api', { kind: 'policy', remaining: 5, limit: 5, windowMs: 980 });
