@@ -24,9 +24,10 @@ const pacing = (run) => ({ onProgress: (progress) => progress.state === 'started
 // its own schedule: spaced after the first window, catching up at each late wake; its hidden-page
 // case is test/core/arrival-safe.test.ts, "a late pacer catches up".)
 const bucket = perSecond(${rate}, { algorithm: 'token-bucket' });
-const pacedFetch = createPacedFetch({ limits: bucket });
+// Nor a slow start: its first sends wait for answers, and the schedule measured is the bucket's.
+const pacedFetch = createPacedFetch({ limits: bucket, learn: { slowStart: false } });
 const pacer = createPacer({ limits: bucket });
-const outboxFetch = createPacedFetch({ limits: bucket });
+const outboxFetch = createPacedFetch({ limits: bucket, learn: { slowStart: false } });
 const outbox = createOutbox({
   name: 'hidden-tab',
   fetch: (request) => outboxFetch(request, { pacing: pacing(new URL(request.url).pathname) }),
