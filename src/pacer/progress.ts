@@ -9,6 +9,8 @@ export interface KeyState {
   readonly ratePerMs: number;
   /** Reject mode: a waiting task waits for a slot only, its rate is decided then. */
   readonly rejectMode: boolean;
+  /** The key waits for answers of requests in flight (a slow start): when, nobody knows. */
+  readonly awaitingAnswers: boolean;
 }
 
 /**
@@ -167,7 +169,9 @@ function collect(
 /** What the reports of `waiting` follow from now. */
 function basisOf(waiting: WaitingKey, head: Task, state: KeyState): Basis {
   if (state.blockedUntil !== undefined) return { kind: 'blocked', until: state.blockedUntil };
-  if (state.rejectMode || !Number.isFinite(waiting.due)) return UNKNOWN_BASIS;
+  if (state.rejectMode || state.awaitingAnswers || !Number.isFinite(waiting.due)) {
+    return UNKNOWN_BASIS;
+  }
   // The head's position is always `taken` plus its own cost, renumbered or not.
   const anchor = waiting.due - (waiting.taken + head.cost) / state.ratePerMs;
   return { kind: 'projected', anchor, ratePerMs: state.ratePerMs };

@@ -297,6 +297,7 @@ export class Scheduler implements SchedulerCore {
         blockedUntil: this.limiter.blockedUntil(key),
         ratePerMs: this.limiter.policyOf(key).ratePerMs,
         rejectMode: this.options.mode === 'reject',
+        awaitingAnswers: this.limiter.peek(key, 1).reason === 'in-flight',
       }),
       at,
     );

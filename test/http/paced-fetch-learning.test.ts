@@ -283,6 +283,38 @@ describe('createPacedFetch slow start', () => {
     expect(most).toBe(4);
   });
 
+  it('reports no projected start behind requests in flight: when their answers come is unknown', async () => {
+    const clock = createManualClock();
+    let release = () => {};
+    let arrived = 0;
+    server.use(
+      http.get('https://api.test/*', async () => {
+        arrived++;
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return HttpResponse.json({});
+      }),
+    );
+    const pacedFetch = createPacedFetch({ limits: { limit: 100, windowMs: 1000 }, clock });
+    const first = pacedFetch('https://api.test/1');
+    const seen: unknown[] = [];
+    const second = pacedFetch('https://api.test/2', {
+      pacing: { onProgress: (progress) => seen.push(progress) },
+    });
+    await until(() => arrived === 1);
+    // Queued with no start it could be told (a lower bound of 1 s was reported before).
+    expect(seen.every((progress) => (progress as { startAt?: number }).startAt === undefined)).toBe(
+      true,
+    );
+    expect(pacedFetch.pacer.getSnapshot().queued).toBe(1);
+    release();
+    await first;
+    await until(() => arrived === 2);
+    release();
+    expect((await second).status).toBe(200);
+  });
+
   it('is off in reject mode and with `learn: { slowStart: false }`: the policy alone decides', async () => {
     server.use(http.get('https://api.test/*', () => HttpResponse.json({})));
     for (const options of [{ mode: 'reject' as const }, { learn: { slowStart: false } }]) {
