@@ -380,7 +380,11 @@ function adopt(
       : states.answered()
         ? 'arrival-safe'
         : 'sliding-log';
-  const resolved = resolvePolicy({ limit, windowMs: window, algorithm }, 'policy');
+  // A rate a refusal taught is paced from the start, without a first window at once: the
+  // server's window is full of the sample that taught it (and of its refusals, which HAProxy
+  // counts too). A burst when the block ended was refused whole.
+  const burst = source === 'rate' && algorithm === 'arrival-safe' ? { burst: 1 } : {};
+  const resolved = resolvePolicy({ limit, windowMs: window, algorithm, ...burst }, 'policy');
   const counter = strategyFor(resolved);
   // A slow start counts requests in flight, not permits in a window: the key's own policy
   // counted every take.

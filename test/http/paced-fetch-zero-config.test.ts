@@ -55,3 +55,22 @@ describe('zero configuration', () => {
     }
   }
 });
+
+describe('a rate a refusal taught', () => {
+  it('is paced from the start: no burst when the block ends (a counter that counts refusals refuses it whole)', async () => {
+    const { backend, statuses } = await run('fixed-window', 'retry-after');
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    // After the first refusal's block, arrivals come spaced at the learned rate (about 20 per
+    // second, bunched a little by 5-60 ms of jitter on the way): at most 6 in any 100 ms, where
+    // a fresh learned window sent its whole credit at the block's end (17 in 100 ms).
+    const firstRefusal = backend.hits.find((hit) => hit.status !== 200)?.at ?? 0;
+    const later = backend.hits.filter((hit) => hit.at > firstRefusal + 1_000);
+    const most = Math.max(
+      ...later.map(
+        (hit) => later.filter((other) => other.at >= hit.at && other.at < hit.at + 100).length,
+      ),
+    );
+    expect(later.length).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(6);
+  });
+});
