@@ -15,7 +15,7 @@ import { SlowStart } from './slow-start.js';
  * - `'rate'`: refusals without a policy taught it (`refusal` signals: the requests admitted
  *   before a refusal over the time until its Retry-After, or AIMD without one);
  * - `'client'`: the client holds a key it knows nothing of to it (a `probe` signal);
- * - `'start'`: zero configuration's slow start (a `start` signal): `limit` requests in flight,
+ * - `'start'`: a slow start (a `start` signal, for a key never heard from): `limit` requests in flight,
  *   one more per answer (`windowMs` is 0: it paces by answers, not by time).
  */
 export type LearnedSource = 'server' | 'rate' | 'client' | 'start';
@@ -189,15 +189,15 @@ export function applySignal(
     }
     case 'start': {
       const state = states.stateFor(key, now);
-      if (state === undefined) return;
-      if (state instanceof WithLearned && state.learned !== undefined) return;
+      // A key that learned anything (or whose slow start ended) has been heard from: only a
+      // key new or at rest starts slow. Sent at every call, so it must not restart one.
+      if (state === undefined || state instanceof WithLearned) return;
       const learned: LearnedLimit = {
         counter: new SlowStart(),
         policy: { limit: 1, windowMs: 0, source: 'start' },
         openedAt: Number.NEGATIVE_INFINITY,
       };
-      if (state instanceof WithLearned) state.learned = learned;
-      else states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs));
+      states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs));
       return;
     }
     case 'answered': {
@@ -222,7 +222,7 @@ export function applySignal(
     signal.kind === 'policy' &&
     signal.inferred === true &&
     states.compiled(key).limit === signal.limit;
-  if (confirms) forget(states, key, 'start');
+  if (confirms) endSlowStart(states, key);
   if (signal.kind === 'policy' && !confirms) {
     const learned = adopt(
       states,
@@ -404,6 +404,14 @@ function adopt(
   if (state instanceof WithLearned) state.learned = learned;
   else states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs));
   return learned;
+}
+
+/** Ends the slow start of `key`, keeping its state heard from (a `start` then restarts none). */
+function endSlowStart(states: KeyStates, key: string): void {
+  const state = states.stateOf(key);
+  if (!(state instanceof WithLearned) || !(state.learned?.counter instanceof SlowStart)) return;
+  state.learned = undefined;
+  states.replace(key, state);
 }
 
 /** Drops the learned policy of `key` if it came from `source`. */

@@ -67,16 +67,16 @@ export interface ProbeSignal {
   readonly windowMs: number;
 }
 
-/** The server answered without a word of its limit: a probe of the key is over. */
 /**
- * Zero configuration: `key` is unknown, hold it to one request in flight and one more per
- * answer (slow start), until the server's word teaches a policy. Ignored by a key that learned
- * one already.
+ * A call of `key` is coming: a key new or at rest is held to one request in flight and one more
+ * per answer (slow start), until the server's word teaches a policy or confirms the key's own.
+ * Ignored by a key heard from already.
  */
 export interface StartSignal {
   readonly kind: 'start';
 }
 
+/** The server answered without a word of its limit: a probe of the key is over. */
 export interface AnsweredSignal {
   readonly kind: 'answered';
   /**

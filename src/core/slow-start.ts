@@ -2,10 +2,11 @@ import type { Strategy } from './algorithms/strategy.js';
 import { allow, type Decision, deny } from './decision.js';
 
 /**
- * Zero configuration, for a key whose limit nobody told: as TCP's slow start, one request in
- * flight until the first answer, then one more per answer that was not a refusal (the window
+ * A key never heard from (a paced fetch's, configured or not): as TCP's slow start, one request
+ * in flight until the first answer, then one more per answer that was not a refusal (the window
  * doubles every round trip), halved by a refusal. It paces nothing by time: the server's first
- * word (an advertised policy, or a refusal that teaches a rate) replaces it (learning.ts).
+ * word (an advertised policy, a refusal that teaches a rate, or an answer that confirms the
+ * key's own limit) replaces or ends it (learning.ts).
  */
 export const SLOW_START = Object.freeze({
   /** The most requests in flight it grows to; past it the key is as free as its own policy. */

@@ -183,21 +183,16 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
   }
   const { learning, probing, slowStart } = resolveLearn(learnOptions);
   // Zero configuration: no limits, no pacer, no store. Every key starts slow and learns.
-  const zeroConfig =
-    shared === undefined && pacerOptions.limits === undefined && pacerOptions.store === undefined;
+  // Its own keys: no shared pacer (whose keys are its owner's), no store (which counts on its own).
+  const ownKeys = shared === undefined && pacerOptions.store === undefined;
+  const zeroConfig = ownKeys && pacerOptions.limits === undefined;
   if (zeroConfig && !learning) {
     throw new TypeError(
       '[fetch-pacer] `learn: false` needs `limits`: without them a paced fetch learns the limits from the server',
     );
   }
-  // Slow start for its own keys: not with a store (it counts on its own), a shared pacer (its
-  // keys are its owner's), nor in reject mode (which would refuse what slow start holds back).
-  const startsSlow =
-    zeroConfig ||
-    (slowStart &&
-      shared === undefined &&
-      pacerOptions.store === undefined &&
-      pacerOptions.mode !== 'reject');
+  // Slow start for its own keys, not in reject mode (which would refuse what it holds back).
+  const startsSlow = zeroConfig || (ownKeys && slowStart && pacerOptions.mode !== 'reject');
   if (zeroConfig && !slowStart) {
     throw new TypeError(
       '[fetch-pacer] `learn.slowStart: false` needs `limits`: without them every key starts slow',

@@ -315,6 +315,42 @@ describe('createPacedFetch slow start', () => {
     expect((await second).status).toBe(200);
   });
 
+  it('ends for good once an answer confirms the key’s own limit: later calls do not start slow again', async () => {
+    const clock = createManualClock();
+    const epoch = 1_700_000_000_000;
+    let served = 0;
+    const releases: (() => void)[] = [];
+    server.use(
+      http.get('https://api.test/*', async () => {
+        served++;
+        await new Promise<void>((resolve) => releases.push(resolve));
+        // koa-ratelimit's headers: the limit the client was given, a fractional Unix reset.
+        const reset = ((epoch + clock.now() + 1_000) / 1000).toFixed(3);
+        const headers = {
+          'x-ratelimit-limit': '100',
+          'x-ratelimit-remaining': String(100 - served),
+          'x-ratelimit-reset': reset,
+        };
+        return HttpResponse.json({}, { headers });
+      }),
+    );
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 100, windowMs: 1000 },
+      clock,
+      wallClock: () => epoch + clock.now(),
+    });
+    const first = pacedFetch('https://api.test/1');
+    await until(() => releases.length === 1);
+    for (const release of releases.splice(0)) release();
+    await first;
+    expect(pacedFetch.pacer.inspect('https://api.test').learned).toBeUndefined();
+    // Two calls after the confirmation go at once (a restarted slow start held the second).
+    const later = [pacedFetch('https://api.test/2'), pacedFetch('https://api.test/3')];
+    await until(() => releases.length === 2);
+    for (const release of releases.splice(0)) release();
+    expect((await Promise.all(later)).map((response) => response.status)).toEqual([200, 200]);
+  });
+
   it('is off in reject mode and with `learn: { slowStart: false }`: the policy alone decides', async () => {
     server.use(http.get('https://api.test/*', () => HttpResponse.json({})));
     for (const options of [{ mode: 'reject' as const }, { learn: { slowStart: false } }]) {
