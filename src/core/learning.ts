@@ -55,6 +55,8 @@ export class WithLearned implements Strategy {
   firstAdmittedAt = Number.NEGATIVE_INFINITY;
   /** When the last refusal that taught something came: answers to requests sent before it are echoes. */
   lastRefusalAt = Number.NEGATIVE_INFINITY;
+  /** The limit the server's counts named without a window (`QuotaSignal.limit`); 0 if none. */
+  namedLimit = 0;
 
   constructor(
     readonly base: Strategy,
@@ -224,15 +226,9 @@ export function applySignal(
     states.compiled(key).limit === signal.limit;
   if (confirms) endSlowStart(states, key);
   if (signal.kind === 'policy' && !confirms) {
-    const learned = adopt(
-      states,
-      key,
-      now,
-      signal.limit,
-      signal.windowMs,
-      'server',
-      signal.bucket === true,
-    );
+    const learned = adopt(states, key, now, signal.limit, signal.windowMs, 'server', {
+      bucket: signal.bucket === true,
+    });
     if (learned !== undefined) {
       if (remaining === undefined) return;
       const { windowMs } = learned.policy;
@@ -250,6 +246,7 @@ export function applySignal(
     }
   }
   if (remaining === undefined) return;
+  if (signal.kind === 'quota') nameLimit(states.stateOf(key), signal.limit);
   // Blocked only if the key's own count still had credit: a count that agrees with the
   // server's knows better when the next permit frees (a sliding server's reset is when it is
   // empty again, not when its next permit frees).
@@ -257,6 +254,13 @@ export function applySignal(
     states.blockUntil(key, ends);
   }
   states.stateFor(key, now)?.lowerRemaining(now, remaining);
+}
+
+/** Keeps the limit a server's count named (see `QuotaSignal.limit`) on a key that learns. */
+function nameLimit(state: Strategy | undefined, limit: number | undefined): void {
+  if (state instanceof WithLearned && Number.isInteger(limit) && (limit as number) > 0) {
+    state.namedLimit = Math.min(limit as number, MAX_LOGGED);
+  }
 }
 
 /** Whether `key` would still have a whole permit by its own count. */
@@ -310,7 +314,19 @@ function refused(
     const earliest = wait >= 1_000 && wait % 1_000 === 0 ? wait - 500 : wait;
     const windowMs = now + earliest - firstAdmittedAt;
     if (admitted >= MIN_SAMPLE && windowMs >= 1) {
-      adopt(states, key, now, Math.min(admitted, MAX_LOGGED), windowMs, 'rate');
+      // A sample of several of the server's windows (a slow start that kept to its counts)
+      // teaches the same rate over a window of the limit it named.
+      const { namedLimit } = learning;
+      const spent = namedLimit > 0 && admitted >= namedLimit;
+      const limit = spent ? namedLimit : admitted;
+      // A sample that spent the limit the server named ends a window of its: the wait is when
+      // it counts afresh, and the block holds the key until then, so the rate starts there
+      // rather than a learned window later (rate-limiter-flexible sat out 1.1 s more). Any
+      // other wait may be for one permit (a bucket's), and its permits in use stay counted.
+      const windowOfLimit = (windowMs * limit) / admitted;
+      adopt(states, key, now, Math.min(limit, MAX_LOGGED), windowOfLimit, 'rate', {
+        inUseUntilBlockEnds: spent,
+      });
     }
     return;
   }
@@ -350,9 +366,14 @@ function adopt(
   limit: number,
   windowMs: number,
   source: LearnedSource,
-  /** The server counts with a token bucket (`PolicySignal.bucket`). */
-  bucket = false,
+  how: {
+    /** The server counts with a token bucket (`PolicySignal.bucket`). */
+    readonly bucket?: boolean;
+    /** The key is blocked until the server counts afresh: nothing in use is carried over. */
+    readonly inUseUntilBlockEnds?: boolean;
+  } = {},
 ): LearnedLimit | undefined {
+  const { bucket = false } = how;
   if (!(Number.isInteger(limit) && limit > 0 && windowMs > 0)) return undefined;
   const window = windowMs < MAX_DELAY_MS ? windowMs : MAX_DELAY_MS;
   const state = states.stateFor(key, now);
@@ -394,7 +415,8 @@ function adopt(
       : state instanceof WithLearned
         ? state.base
         : state;
-  const inUse = Math.ceil(before.capacity - before.level(now) - EPSILON);
+  const inUse =
+    how.inUseUntilBlockEnds === true ? 0 : Math.ceil(before.capacity - before.level(now) - EPSILON);
   if (inUse > 0) counter.lowerRemaining(now, Math.max(0, limit - inUse));
   const learned: LearnedLimit = {
     counter,

@@ -14,6 +14,12 @@ export interface QuotaSignal {
   readonly remaining: number;
   /** ms until the server's quota resets; with `remaining: 0` the key is blocked that long. */
   readonly resetMs?: number | undefined;
+  /**
+   * The server's limit, when it names one but not its window (`X-RateLimit-Limit: 60`): a rate
+   * that a refusal teaches is then learned as that many per window, so the server's later
+   * counts are read against a window of its size. Ignored unless a positive integer.
+   */
+  readonly limit?: number | undefined;
   /** The unit counted (`'tokens'`), for a key with limits per unit. @default its main unit */
   readonly unit?: string | undefined;
 }

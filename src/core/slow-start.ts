@@ -6,7 +6,10 @@ import { allow, type Decision, deny } from './decision.js';
  * in flight until the first answer, then one more per answer that was not a refusal (the window
  * doubles every round trip), halved by a refusal. It paces nothing by time: the server's first
  * word (an advertised policy, a refusal that teaches a rate, or an answer that confirms the
- * key's own limit) replaces or ends it (learning.ts).
+ * key's own limit) replaces or ends it (learning.ts). A server's count (`remaining`) bounds it
+ * meanwhile: it never sends more than the last count still allows, so a window that opened at
+ * its first request is not overrun while it grows (fastify's whole-second reset states no
+ * window to learn: the slow start doubled past 60 and earned 36 refusals).
  */
 export const SLOW_START = Object.freeze({
   /** The most requests in flight it grows to; past it the key is as free as its own policy. */
@@ -23,6 +26,15 @@ export class SlowStart implements Strategy {
   /** Most requests in flight at once. */
   window = 1;
   private lastAt = Number.NEGATIVE_INFINITY;
+  /** Sends the server's last count still allows; unbounded until a count is heard. */
+  private allowance = Number.POSITIVE_INFINITY;
+  /**
+   * When a request went alone past the window or the count: the next one past them waits for
+   * its answer (which the pacer reads only after the request settled and its slot freed), or
+   * for `WAIT_MS` if it never tells anything. Only an answer heard with nothing in flight is
+   * its answer: an earlier request's, read late, must not let another go alone.
+   */
+  private aloneAt = Number.NEGATIVE_INFINITY;
 
   get capacity(): number {
     return SLOW_START.MAX_WINDOW;
@@ -31,23 +43,33 @@ export class SlowStart implements Strategy {
   tryAcquire(now: number, cost: number): Decision {
     const decision = this.peek(now, cost);
     if (decision.allowed) {
+      if (cost > this.room()) this.aloneAt = now;
       this.open += cost;
       this.lastAt = now;
+      this.allowance = cost < this.allowance ? this.allowance - cost : 0;
     }
     return decision;
   }
 
-  peek(_now: number, cost: number): Decision {
-    // A request bigger than the window goes alone.
-    const fits = this.open === 0 || this.open + cost <= this.window;
-    const left = Math.max(0, this.window - this.open - cost);
+  peek(now: number, cost: number): Decision {
+    // A request bigger than the window goes alone, and so does one past the server's count:
+    // alone, it asks the server again (a count of 0 with a reset blocks the key until then).
+    const room = this.room();
+    const fits = cost <= room || (this.open === 0 && now >= this.aloneAt + SLOW_START.WAIT_MS);
+    const left = Math.max(0, room - cost);
     return fits
       ? allow(left, 0, this.window)
-      : deny('in-flight', SLOW_START.WAIT_MS, Math.max(0, this.window - this.open), 0, this.window);
+      : deny('in-flight', SLOW_START.WAIT_MS, Math.max(0, room), 0, this.window);
   }
 
   level(): number {
-    return Math.max(0, this.window - this.open);
+    return Math.max(0, this.room());
+  }
+
+  /** Requests that may start now: the window's free places, at most what the count allows. */
+  private room(): number {
+    const free = this.window - this.open;
+    return free < this.allowance ? free : this.allowance;
   }
 
   isAtRest(now: number): boolean {
@@ -60,7 +82,18 @@ export class SlowStart implements Strategy {
     return at > now ? at : now;
   }
 
-  lowerRemaining(): void {}
+  /**
+   * The server admits `remaining` more: it counted every request that arrived before the one
+   * answered, and any request still in flight may arrive after it, so those are spent of it.
+   * Answers arrive out of order, so a count only lowers what is allowed, except one heard with
+   * nothing in flight (the request that went alone): it is the server's latest word, and says
+   * when a window has reset.
+   */
+  lowerRemaining(_now: number, remaining: number): void {
+    const left = remaining > this.open ? remaining - this.open : 0;
+    if (this.open === 0 || left < this.allowance) this.allowance = left;
+    this.heardAlone();
+  }
 
   settle(now: number, cost: number): void {
     this.open = cost < this.open ? this.open - cost : 0;
@@ -70,10 +103,17 @@ export class SlowStart implements Strategy {
   /** An answer that was not a refusal: one more in flight. */
   grow(): void {
     if (this.window < SLOW_START.MAX_WINDOW) this.window++;
+    this.heardAlone();
   }
 
   /** A refusal: half as many in flight (at least one). */
   cut(): void {
     this.window = Math.max(1, Math.floor(this.window / 2));
+    this.heardAlone();
+  }
+
+  /** An answer with nothing in flight: the request that went alone was answered. */
+  private heardAlone(): void {
+    if (this.open === 0) this.aloneAt = Number.NEGATIVE_INFINITY;
   }
 }

@@ -78,7 +78,9 @@ export function signalOf(quota: ServerQuota, learning: boolean): ServerSignal {
   if (learning && limit !== undefined && windowMs !== undefined) {
     return { kind: 'policy', limit, windowMs, remaining, resetMs, inferred };
   }
-  return { kind: 'quota', remaining, resetMs };
+  return learning && limit !== undefined
+    ? { kind: 'quota', remaining, resetMs, limit }
+    : { kind: 'quota', remaining, resetMs };
 }
 
 /**

@@ -48,7 +48,10 @@ export function applyServerAnswer(
     // policy does not say how fast is right: the count lowers credit, and the refusal teaches
     // the key a rate (the requests admitted before it over the time until its wait ends; AIMD
     // without a wait), so the queue does not flood back after each block.
-    if (quota !== undefined) pacer.observe(key, signalOf(quota, false));
+    // A wait the server stated is its own word on when it counts afresh: the refusal's count
+    // (nothing left) and reset (a whole Unix second, up to a second later) would only hold the
+    // key longer than it asked (rate-limiter-flexible: 1.3 s past a Retry-After of 0.05).
+    if (quota !== undefined && !refusal.explained) pacer.observe(key, signalOf(quota, false));
     endProbe(pacer, key);
     // Zero configuration has no rate of its own for AIMD to cut: its backoff is the wait.
     const { sentAt } = options;
@@ -123,8 +126,11 @@ export function quotaForCore(report: ServerQuotaReport, refused: boolean): Serve
  * The window of a limit whose headers do not say it, when one answer tells it to within 10%:
  * for a bucket (`resetFull`), the time to refill the whole limit (`resetMs` per permit used);
  * for a window, the reset of the answer that opened it (`remaining = limit - 1`), rounded up to
- * its precision so the learned window is never shorter than the server's. A window of about a
- * second given to the second is not learned: it could be twice too long.
+ * its precision so the learned window is never shorter than the server's. A reset under ten of
+ * its units is learned only as a whole count of them: a delta in whole seconds, which servers
+ * round up (fastify's `x-ratelimit-reset: 1`, express-rate-limit's draft-6), so the window is at
+ * most that. An absolute reset (Unix seconds) read against the clock falls anywhere in the
+ * second after the window's end: rounded up, a 1 s window would be learned as 2 s.
  */
 function windowOf(report: ServerQuotaReport, precisionMs: number): number | undefined {
   const { remaining, limit, resetMs, resetFull } = report;
@@ -135,7 +141,9 @@ function windowOf(report: ServerQuotaReport, precisionMs: number): number | unde
       : remaining === limit - 1
         ? Math.ceil(resetMs / precisionMs) * precisionMs
         : undefined;
-  return windowMs !== undefined && resetMs >= 10 * precisionMs ? windowMs : undefined;
+  return windowMs !== undefined && (resetMs >= 10 * precisionMs || resetMs % precisionMs === 0)
+    ? windowMs
+    : undefined;
 }
 
 function cappedPolicy(

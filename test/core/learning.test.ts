@@ -184,6 +184,104 @@ describe('observe adopting the policy the server advertises', () => {
   });
 });
 
+describe("a slow start and the server's count", () => {
+  /** A slow start grown to `window` requests in flight, with nothing out. */
+  function started(window: number) {
+    const setupped = setup(perSecond(1000));
+    const { limiter } = setupped;
+    limiter.observe('api', { kind: 'start' });
+    for (let i = 1; i < window; i++) limiter.observe('api', { kind: 'answered' });
+    expect(limiter.policyOf('api').learned).toMatchObject({ limit: window, source: 'start' });
+    return setupped;
+  }
+
+  it('never has more out than the last count allows, then asks alone until a count is heard', () => {
+    const { clock, limiter } = started(16);
+    // Two out when the server says 5 are left: they may arrive after the answer it counted.
+    limiter.tryAcquire('api');
+    limiter.tryAcquire('api');
+    limiter.observe('api', { kind: 'quota', remaining: 5, limit: 60 });
+    expect(drain(limiter, 'api')).toBe(3);
+    expect(limiter.peek('api')).toMatchObject({ allowed: false, reason: 'in-flight' });
+    for (let i = 0; i < 5; i++) limiter.settle('api');
+    // Spent, with nothing out: one goes alone to ask again, and the next waits for its answer.
+    expect(drain(limiter, 'api')).toBe(1);
+    limiter.settle('api');
+    expect(limiter.peek('api')).toMatchObject({ allowed: false, reason: 'in-flight' });
+    // Its answer, heard with nothing out, says the window reset: the window is free again
+    // (once the key's own bucket, lowered to the server's count too, has refilled).
+    limiter.observe('api', { kind: 'quota', remaining: 59, limit: 60 });
+    clock.advance(100);
+    expect(drain(limiter, 'api')).toBe(16);
+  });
+
+  it('is not raised by a count heard late while requests are out (answers come out of order)', () => {
+    const { limiter } = started(16);
+    limiter.tryAcquire('api');
+    limiter.tryAcquire('api');
+    limiter.observe('api', { kind: 'quota', remaining: 6 });
+    limiter.observe('api', { kind: 'quota', remaining: 9 });
+    expect(drain(limiter, 'api')).toBe(4);
+  });
+
+  it('lets one more go alone after WAIT_MS when the lone request never answered', () => {
+    const { clock, limiter } = started(4);
+    limiter.observe('api', { kind: 'quota', remaining: 0 });
+    clock.advance(100);
+    expect(drain(limiter, 'api')).toBe(1);
+    limiter.settle('api'); // a network error: no answer is read
+    expect(limiter.peek('api').allowed).toBe(false);
+    clock.advance(1_000);
+    expect(drain(limiter, 'api')).toBe(1);
+  });
+});
+
+describe('refused with a wait: the rate the sample before it teaches', () => {
+  /** Generous, and counting its permits in use for a minute (learning never hands out credit). */
+  const OWN: PolicyInput = { limit: 1000, windowMs: 60_000, algorithm: 'sliding-log' };
+
+  /** A slow-starting key whose server named `limit`, with `admitted` answers over 0..`spanMs`. */
+  function sampled(admitted: number, spanMs: number, limit: number, taken = 0) {
+    const { clock, limiter } = setup(OWN);
+    limiter.observe('api', { kind: 'start' });
+    for (let i = 0; i < taken; i++) limiter.tryAcquire('api');
+    limiter.observe('api', { kind: 'quota', remaining: limit - 1, limit });
+    for (let i = 0; i < admitted; i++) {
+      limiter.observe('api', { kind: 'answered', sentAt: (i * spanMs) / admitted });
+    }
+    clock.set(spanMs);
+    return { clock, limiter };
+  }
+
+  it('learns a sample of several windows as the limit the server named per window', () => {
+    const { limiter } = sampled(20, 1_900, 10);
+    limiter.observe('api', { kind: 'refusal', retryAfterMs: 100, sentAt: 1_900 });
+    expect(limiter.policyOf('api').learned).toEqual({ limit: 10, windowMs: 1000, source: 'rate' });
+  });
+
+  it('starts the rate when the wait ends once the sample spent the named limit (the window reset)', () => {
+    const { clock, limiter } = sampled(10, 900, 10, 10);
+    limiter.observe('api', { kind: 'refusal', retryAfterMs: 100, sentAt: 900 });
+    clock.set(1_000);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+  });
+
+  it('keeps counting the permits in use after a wait that may be for one permit (a bucket)', () => {
+    // Nothing named: the wait is the server's for its next permit, not a fresh window.
+    const { clock, limiter } = setup(OWN);
+    limiter.observe('api', { kind: 'start' });
+    for (let i = 0; i < 10; i++) {
+      limiter.tryAcquire('api');
+      limiter.observe('api', { kind: 'answered', sentAt: i * 90 });
+    }
+    clock.set(900);
+    limiter.observe('api', { kind: 'refusal', retryAfterMs: 100, sentAt: 900 });
+    expect(limiter.policyOf('api').learned).toMatchObject({ limit: 10, source: 'rate' });
+    clock.set(1_000);
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+  });
+});
+
 describe('refused: AIMD for a server that says nothing of its policy', () => {
   const strike = (limiter: ReturnType<typeof createRateLimiter>, key: string) => {
     for (let i = 0; i < AIMD.STRIKES; i++) limiter.observe(key, { kind: 'refusal' });

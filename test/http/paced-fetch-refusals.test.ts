@@ -68,6 +68,39 @@ describe('what counts as a refusal, and how long it waits', () => {
     expect(bodies).toEqual(['title', 'title']);
   });
 
+  it("waits the refusal's own Retry-After, not the later whole-second reset it carries (rate-limiter-flexible)", async () => {
+    const clock = createManualClock();
+    // Refused 50 ms before its window ends; the Unix reset, rounded up, is 1.95 s away.
+    const resetS = Math.ceil((EPOCH + 1_000) / 1000) + 1;
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/flexible', () => {
+        hits++;
+        if (hits > 1) return HttpResponse.json({ ok: true });
+        return new HttpResponse(null, {
+          status: 429,
+          headers: {
+            'retry-after': '0.05',
+            'x-ratelimit-limit': '60',
+            'x-ratelimit-remaining': '0',
+            'x-ratelimit-reset': String(resetS),
+          },
+        });
+      }),
+    );
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits,
+      fetch,
+      clock,
+      wallClock: () => EPOCH + clock.now(),
+    });
+    const call = pacedFetch('https://api.test/flexible');
+    await drive(clock, pacedFetch.pacer, 10_000);
+    expect((await call).status).toBe(200);
+    expect(sent.map((request) => request.at)).toEqual([0, 50]);
+  });
+
   it('reads an HTTP-date Retry-After against the server Date: a client an hour slow waits 2 s', async () => {
     const clock = createManualClock();
     let hits = 0;

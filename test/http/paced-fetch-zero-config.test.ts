@@ -44,6 +44,24 @@ describe('zero configuration', () => {
     expect(learned).toMatchObject({ limit: LIMIT, windowMs: 1000, source: 'server' });
   });
 
+  it('keeps to the counts of a server that names its limit but no window, while it starts (rate-limiter-flexible)', async () => {
+    // `X-RateLimit-Limit`/`-Remaining` and a whole-second Unix reset: no window can be learned
+    // from the first answer, so the slow start grows on; doubling past the server's count made
+    // it overrun the first window (36-52 refusals from fastify and rate-limiter-flexible).
+    const { backend, statuses } = await run('fixed-window', 'x-ratelimit');
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(backend.refusals()).toBeLessThanOrEqual(2);
+  });
+
+  it('learns the window of a whole-second delta reset from the answer that opened it (fastify)', async () => {
+    // `x-ratelimit-reset: 1` to go, rounded up, on the answer with `limit - 1` remaining: the
+    // window is at most a second.
+    const { backend, statuses, learned } = await run('fixed-window', 'x-ratelimit-delta');
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(learned).toMatchObject({ limit: LIMIT, windowMs: 1000, source: 'server' });
+    expect(backend.refusals()).toBeLessThanOrEqual(1);
+  });
+
   for (const scheme of ['sliding-log', 'fixed-window', 'gcra'] as const) {
     for (const dialect of ['retry-after', 'none'] as const) {
       it(`loses no call to a ${scheme} server that says only ${dialect}, and refuses about one window's worth`, async () => {

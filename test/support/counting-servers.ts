@@ -23,7 +23,9 @@ import { turn } from './flush.js';
  * What the server says (`dialect`): IETF draft-8 headers (`RateLimit`, `RateLimit-Policy`, as
  * express-rate-limit's `standardHeaders: 'draft-8'` sends them), the `X-RateLimit-*` family with
  * a whole-second Unix reset (rate-limiter-flexible's README) or a fractional one (koa-ratelimit's
- * `X-RateLimit-Reset: 1764583200.406`, https://github.com/koajs/ratelimit), only `Retry-After` on a refusal,
+ * `X-RateLimit-Reset: 1764583200.406`, https://github.com/koajs/ratelimit) or whole seconds to go,
+ * rounded up (@fastify/rate-limit's `x-ratelimit-reset: 1`,
+ * https://github.com/fastify/fastify-rate-limit#options), only `Retry-After` on a refusal,
  * or nothing at all (nginx). Every refusal but the last carries `Retry-After` in whole seconds.
  */
 export type CountingScheme = 'sliding-log' | 'fixed-window' | 'sliding-window' | 'gcra';
@@ -31,6 +33,7 @@ export type CountingDialect =
   | 'ietf'
   | 'x-ratelimit'
   | 'x-ratelimit-fractional'
+  | 'x-ratelimit-delta'
   | 'retry-after'
   | 'none';
 
@@ -44,6 +47,7 @@ export const COUNTING_DIALECTS: readonly CountingDialect[] = [
   'ietf',
   'x-ratelimit',
   'x-ratelimit-fractional',
+  'x-ratelimit-delta',
   'retry-after',
   'none',
 ];
@@ -194,6 +198,10 @@ export function countingServer(options: CountingServerOptions) {
       headers['x-ratelimit-limit'] = String(limit);
       headers['x-ratelimit-remaining'] = String(verdict.remaining);
       headers['x-ratelimit-reset'] = ((epoch + at + verdict.resetMs) / 1000).toFixed(3);
+    } else if (dialect === 'x-ratelimit-delta') {
+      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-remaining'] = String(verdict.remaining);
+      headers['x-ratelimit-reset'] = String(seconds(verdict.resetMs));
     }
     if (verdict.admitted) return HttpResponse.json({ ok: true }, { headers });
     if (dialect !== 'none') headers['retry-after'] = String(seconds(verdict.retryMs));
