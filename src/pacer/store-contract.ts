@@ -89,7 +89,8 @@ export interface Store {
    * key's credit to at most `remaining` (never raises it), a refusal with `retryAfterMs` or a
    * count of 0 with `resetMs` blocks it (see `effectOf` in stores/bucket-state.ts for what the
    * stores of this package do). A store may also share what it learns from the signal with its
-   * other clients. Best effort, like `block`. Optional.
+   * other clients: those of this package count an advertised policy for every client
+   * (`SharedLearned`). Best effort, like `block`. Optional.
    */
   observe?(key: string, signal: ServerSignal, call: StoreCall): void | Promise<void>;
   /** Tells `listener` about changes made elsewhere. Returns the unsubscribe. Optional. */

@@ -3,7 +3,7 @@ import { type Admits, settleRetry } from '../core/algorithms/strategy.js';
 import { whole } from '../core/algorithms/token-bucket.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
 import type { ResolvedPolicy } from '../core/policy.js';
-import { type ServerSignal, serverDelay } from '../core/signal.js';
+import { MAX_DELAY_MS, type ServerSignal, serverDelay } from '../core/signal.js';
 
 /**
  * One key's state in a shared store, as plain numbers that survive a structured clone (IndexedDB)
@@ -23,7 +23,29 @@ export interface BucketState {
   readonly values: number[];
   /** Shared-clock ms until which the server blocked the key; 0 when never. */
   blockedUntil: number;
+  /** The policy the server advertised to any client of the store, counted by all of them. */
+  learned?: SharedLearned;
 }
+
+/**
+ * A policy the server advertised (a `policy` signal), as every client of a store counts it: its
+ * rate spread evenly, a GCRA of one permit per `windowMs / limit` and no burst. That is safe
+ * whatever way the server counts; the first window's burst is the price (the arrival-safe
+ * accounting of a pacer's own learned policies needs every answer, which a store does not see).
+ * A request bigger than one permit goes when the key is due and pays for its whole cost after.
+ * It lives as long as the key's state, and at least two of its windows after it was last used.
+ */
+export interface SharedLearned {
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Shared-clock ms of its last change. */
+  stamp: number;
+  /** ms of debt ahead of the stamp. */
+  debt: number;
+}
+
+/** The most permits per window a store learns, as the paced fetch caps them (MAX_LEARNED_LIMIT). */
+const MOST_LEARNED = 10_000;
 
 type Limits = readonly ResolvedPolicy[];
 
@@ -56,7 +78,35 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
     values.push(ok && Number.isFinite(value) ? value : fresh(policy));
   });
   const blockedUntil = typeof found.blockedUntil === 'number' ? found.blockedUntil : 0;
-  return { stamps, values, blockedUntil: Number.isFinite(blockedUntil) ? blockedUntil : 0 };
+  const state: BucketState = {
+    stamps,
+    values,
+    blockedUntil: Number.isFinite(blockedUntil) ? blockedUntil : 0,
+  };
+  const learned = found.learned;
+  if (
+    typeof learned === 'object' &&
+    learned !== null &&
+    isLearnable(learned.limit, learned.windowMs) &&
+    Number.isFinite(learned.stamp) &&
+    Number.isFinite(learned.debt)
+  ) {
+    const { limit, windowMs, stamp, debt } = learned;
+    state.learned = { limit, windowMs, stamp, debt };
+  }
+  return state;
+}
+
+/** A policy a store adopts: a whole limit up to `MOST_LEARNED`, a window up to the longest delay. */
+export function isLearnable(limit: unknown, windowMs: unknown): boolean {
+  return (
+    Number.isInteger(limit) &&
+    (limit as number) > 0 &&
+    (limit as number) <= MOST_LEARNED &&
+    typeof windowMs === 'number' &&
+    windowMs >= 1 &&
+    windowMs <= MAX_DELAY_MS
+  );
 }
 
 function fresh(policy: ResolvedPolicy): number {
@@ -137,13 +187,56 @@ class Part implements Admits {
   }
 }
 
-function parts(state: BucketState, limits: Limits): Part[] {
+/** The shared learned policy of a state (see `SharedLearned`), with the core's decisions. */
+class LearnedPart {
+  private readonly spacing: number;
+
+  constructor(private readonly learned: SharedLearned) {
+    this.spacing = learned.windowMs / learned.limit;
+  }
+
+  debtAt(at: number): number {
+    const { stamp, debt } = this.learned;
+    const elapsed = at - stamp;
+    if (!(elapsed > 0)) return debt;
+    return debt > elapsed ? debt - elapsed : 0;
+  }
+
+  decide(now: number, cost: number, take: boolean): Decision {
+    const { limit } = this.learned;
+    const debt = this.debtAt(now);
+    if (debt > EPSILON * this.spacing) return deny('rate', wholeMs(debt), 0, wholeMs(debt), limit);
+    const after = debt + cost * this.spacing;
+    if (take) {
+      this.learned.debt = after;
+      if (now > this.learned.stamp) this.learned.stamp = now;
+    }
+    return allow(0, wholeMs(after), limit);
+  }
+
+  restsAt(now: number): number {
+    const { stamp, windowMs } = this.learned;
+    const until = Math.max(now + this.debtAt(now), stamp + 2 * windowMs);
+    return until > now ? until : now;
+  }
+}
+
+type AnyPart = Part | LearnedPart;
+
+function parts(state: BucketState, limits: Limits): AnyPart[] {
+  const all: AnyPart[] = limits.map((policy, index) => new Part(policy, state, index));
+  if (state.learned !== undefined) all.push(new LearnedPart(state.learned));
+  return all;
+}
+
+/** The parts of the key's own policies, without a learned one (which a count does not lower). */
+function ownParts(state: BucketState, limits: Limits): Part[] {
   return limits.map((policy, index) => new Part(policy, state, index));
 }
 
 /** What a request of `cost` gets at `now`, all policies together; with `take`, it is charged. */
-function decideAll(all: readonly Part[], now: number, cost: number, take: boolean): Decision {
-  if (all.length === 1) return (all[0] as Part).decide(now, cost, take);
+function decideAll(all: readonly AnyPart[], now: number, cost: number, take: boolean): Decision {
+  if (all.length === 1) return (all[0] as AnyPart).decide(now, cost, take);
   const peeks = all.map((part) => part.decide(now, cost, false));
   const verdict = combine(peeks);
   if (!verdict.allowed || !take) return verdict;
@@ -151,7 +244,7 @@ function decideAll(all: readonly Part[], now: number, cost: number, take: boolea
 }
 
 /** The core's 'blocked' denial: wait for the block, and past it for the key's own policy too. */
-function blockedDecision(all: readonly Part[], state: BucketState, now: number, cost: number) {
+function blockedDecision(all: readonly AnyPart[], state: BucketState, now: number, cost: number) {
   const until = state.blockedUntil;
   if (!(now < until)) return undefined;
   let wait = wholeMs(until - now);
@@ -201,19 +294,44 @@ export function peek(state: BucketState, limits: Limits, now: number, cost: numb
 
 /** Lowers every policy's credit to at most `remaining` (the server's count); never raises it. */
 export function lower(state: BucketState, limits: Limits, now: number, remaining: number): void {
-  for (const part of parts(state, limits)) part.lower(now, remaining);
+  for (const part of ownParts(state, limits)) part.lower(now, remaining);
 }
 
 /**
- * What a server signal does to a shared bucket: the count it lowers the credit to, and how long
- * it blocks the key (ms from now). A refusal without Retry-After says that nothing is left. A
- * learned policy, a probe and its answer are kept by each pacer for now (sharing them is the
- * learning issue's).
+ * The server advertised `limit` per `windowMs`: every client of the store counts it from now
+ * (see `SharedLearned`). The same policy again keeps its count, as does a window within a
+ * tenth of it (one inferred from a reset wobbles with the network's delay).
  */
-export function effectOf(signal: ServerSignal): {
+export function learn(state: BucketState, now: number, limit: number, windowMs: number): void {
+  const current = state.learned;
+  if (
+    current !== undefined &&
+    current.limit === limit &&
+    Math.abs(current.windowMs - windowMs) <= windowMs / 10
+  ) {
+    return;
+  }
+  state.learned = { limit, windowMs, stamp: now, debt: 0 };
+}
+
+/** What a server signal does to a shared bucket (see `effectOf`). */
+export interface SignalEffect {
+  /** The count the credit is lowered to, if any. */
   readonly remaining: number | undefined;
+  /** How long the key is blocked (ms from now); 0 for no block. */
   readonly blockMs: number;
-} {
+  /** The policy the server advertised, which every client then counts (see `SharedLearned`). */
+  readonly learns?: { readonly limit: number; readonly windowMs: number };
+}
+
+/**
+ * What a server signal does to a shared bucket: the count it lowers the credit to, how long it
+ * blocks the key (ms from now), and the policy it teaches every client. A refusal without
+ * Retry-After says that nothing is left. A policy of a unit other than the key's own (tokens),
+ * or beyond what a store learns, teaches nothing here. A rate taught by refusals, a slow start
+ * and a probe are each pacer's: they are measured from its own requests.
+ */
+export function effectOf(signal: ServerSignal): SignalEffect {
   if (signal.kind === 'refusal') {
     const wait = serverDelay(signal.retryAfterMs);
     return wait === undefined
@@ -224,7 +342,10 @@ export function effectOf(signal: ServerSignal): {
     return { remaining: undefined, blockMs: 0 };
   const { remaining } = signal;
   const reset = serverDelay(signal.resetMs) ?? 0;
-  return { remaining, blockMs: remaining === 0 ? reset : 0 };
+  const effect = { remaining, blockMs: remaining === 0 ? reset : 0 };
+  if (signal.kind !== 'policy' || signal.unit !== undefined) return effect;
+  const { limit, windowMs } = signal;
+  return isLearnable(limit, windowMs) ? { ...effect, learns: { limit, windowMs } } : effect;
 }
 
 /** Applies a server signal to `state` at `now` (shared ms), as `effectOf` says. */
@@ -234,7 +355,8 @@ export function observe(
   now: number,
   signal: ServerSignal,
 ): void {
-  const { remaining, blockMs } = effectOf(signal);
+  const { remaining, blockMs, learns } = effectOf(signal);
+  if (learns !== undefined) learn(state, now, learns.limit, learns.windowMs);
   if (remaining !== undefined) lower(state, limits, now, remaining);
   if (blockMs > 0) block(state, now + blockMs);
 }

@@ -47,7 +47,8 @@ export class LocalLimits {
   /** As the shared bucket takes it (`effectOf`), so counting alone changes nothing of it. */
   observe(key: string, signal: ServerSignal, limits: Limits): void {
     this.use(limits);
-    const { remaining, blockMs } = effectOf(signal);
+    const { remaining, blockMs, learns } = effectOf(signal);
+    if (learns !== undefined) this.limiter.observe(key, { kind: 'policy', ...learns });
     if (remaining !== undefined) this.limiter.observe(key, { kind: 'quota', remaining });
     if (blockMs > 0) this.block(key, blockMs);
   }

@@ -6,6 +6,8 @@ import {
   assertShareable,
   block,
   decide,
+  effectOf,
+  learn,
   lower,
   normalize,
   peek,
@@ -150,5 +152,74 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
     expect(() =>
       assertShareable([resolvePolicy({ limit: 1, windowMs: 1, algorithm: 'fixed-window' })], 'x'),
     ).toThrow(/'token-bucket' or 'gcra', got 'fixed-window'/);
+  });
+});
+
+describe('a policy learned through a store (SharedLearned)', () => {
+  const limits = [resolvePolicy(perSecond(1_000))];
+  const learned = (now = 0) => {
+    const state = normalize(undefined, limits, now);
+    learn(state, now, 4, 1_000);
+    return state;
+  };
+
+  it('is counted by every take, its rate spread evenly: one permit per window / limit', () => {
+    const state = learned();
+    const at = (now: number) => decide(state, limits, now, [1], false)[0]?.allowed;
+    expect(at(0)).toBe(true);
+    expect(decide(state, limits, 0, [1], false)[0]).toMatchObject({
+      allowed: false,
+      reason: 'rate',
+      retryAfterMs: 250,
+      limit: 4,
+    });
+    expect(at(249)).toBe(false);
+    expect(at(250)).toBe(true);
+  });
+
+  it('lets a request bigger than one permit go when due, and makes it pay for all of it', () => {
+    const state = learned();
+    expect(decide(state, limits, 0, [3], false)[0]?.allowed).toBe(true);
+    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(750);
+  });
+
+  it('keeps its count for the same policy, or a window within a tenth; another starts afresh', () => {
+    const state = learned();
+    decide(state, limits, 0, [1], false);
+    learn(state, 10, 4, 950);
+    expect(peek(state, limits, 10, 1).retryAfterMs).toBe(240);
+    learn(state, 10, 8, 1_000);
+    expect(peek(state, limits, 10, 1).allowed).toBe(true);
+  });
+
+  it('is not lowered by a count, and outlives a full bucket by two of its windows', () => {
+    const state = learned(100);
+    lower(state, limits, 100, 0);
+    expect(state.learned).toEqual({ limit: 4, windowMs: 1_000, stamp: 100, debt: 0 });
+    expect(restsAt(state, limits, 200)).toBe(2_100);
+  });
+
+  it('is read back only when every field is sound, and learns nothing it cannot hold', () => {
+    const stored = { stamps: [0], values: [1_000], blockedUntil: 0 };
+    const read = (learnedPart: unknown) =>
+      normalize({ ...stored, learned: learnedPart }, limits, 0).learned;
+    expect(read({ limit: 4, windowMs: 1_000, stamp: 5, debt: 1 })).toEqual({
+      limit: 4,
+      windowMs: 1_000,
+      stamp: 5,
+      debt: 1,
+    });
+    expect(read({ limit: 4.5, windowMs: 1_000, stamp: 5, debt: 1 })).toBeUndefined();
+    expect(read({ limit: 4, windowMs: 1_000, stamp: 'x', debt: 1 })).toBeUndefined();
+    expect(read(null)).toBeUndefined();
+    expect(effectOf({ kind: 'policy', limit: 1e12, windowMs: 1 }).learns).toBeUndefined();
+    expect(effectOf({ kind: 'policy', limit: 5, windowMs: 0.5 }).learns).toBeUndefined();
+    expect(
+      effectOf({ kind: 'policy', limit: 5, windowMs: 1_000, unit: 'tokens' }).learns,
+    ).toBeUndefined();
+    expect(effectOf({ kind: 'policy', limit: 5, windowMs: 1_000 }).learns).toEqual({
+      limit: 5,
+      windowMs: 1_000,
+    });
   });
 });

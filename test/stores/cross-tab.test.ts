@@ -228,6 +228,39 @@ describe('crossTabStore (IndexedDB + Web Locks, in Node with fakes)', () => {
     for (const pacer of pacers) pacer.dispose();
   });
 
+  it('paces every tab by the policy one tab heard the server advertise, spread evenly', async () => {
+    const { tab } = origin();
+    const clock = createManualClock();
+    const stores = [
+      tab({ now: () => EPOCH + clock.now() }),
+      tab({ now: () => EPOCH + clock.now() }),
+    ];
+    // Both configured far too generously; only the first hears the server's policy.
+    const [heard, other] = stores.map((store) =>
+      createPacer({ limits: perSecond(1_000), store, clock }),
+    ) as [ReturnType<typeof createPacer>, ReturnType<typeof createPacer>];
+    heard.observe('api', { kind: 'policy', limit: 2, windowMs: 1_000, remaining: 2 });
+    // The store writes it in the background: wait until the other tab's store reads it.
+    const own = { limits: [resolvePolicy(perSecond(1_000))], signal: new AbortController().signal };
+    for (let turns = 0; (await stores[1]?.peek('api', 1, own))?.limit !== 2; turns++) {
+      if (turns > 1_000) throw new Error('the learned policy never reached the other tab');
+    }
+    const starts: number[] = [];
+    const done = [0, 1, 2].map(() =>
+      other.schedule(() => starts.push(clock.now()), { key: 'api' }),
+    );
+    const waiting = () => (other.inspect('api').nextStartAt ?? 0) > clock.now();
+    await until(() => starts.length === 1 && waiting(), 5_000);
+    await clock.advanceAsync(500);
+    await until(() => starts.length === 2 && waiting(), 5_000);
+    await clock.advanceAsync(500);
+    await until(() => starts.length === 3, 5_000);
+    await Promise.all(done);
+    // One every 500 ms: 2 per second, never a burst of the generous 1,000.
+    expect(starts).toEqual([0, 500, 1_000]);
+    for (const pacer of [heard, other]) pacer.dispose();
+  });
+
   it('validates its options', () => {
     expect(() => crossTabStore({ name: '' })).toThrow(/`name` to be a non-empty string/);
     expect(() => crossTabStore(undefined as never)).toThrow(TypeError);

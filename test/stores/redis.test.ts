@@ -19,7 +19,7 @@ import {
   redisStore,
 } from '../../src/stores/redis/index.js';
 import { parseDecisions, SCRIPT, scriptArgs } from '../../src/stores/redis/script.js';
-import { decide, normalize } from '../../src/stores/bucket-state.js';
+import { decide, learn, normalize } from '../../src/stores/bucket-state.js';
 import { startRedisServer } from '../support/redis-server.js';
 import type { WorkerResult } from './redis-worker.js';
 
@@ -90,6 +90,14 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             costs: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
             stop: fc.boolean(),
             block: fc.option(fc.integer({ min: 1, max: 2_000 }), { nil: undefined }),
+            // The server's advertised policy, as a client of the store learned it.
+            learn: fc.option(
+              fc.record({
+                limit: fc.integer({ min: 1, max: 40 }),
+                windowMs: fc.constantFrom(1, 7, 333, 1_000, 1_050, 60_000),
+              }),
+              { nil: undefined, freq: 4 },
+            ),
           }),
           { maxLength: 15 },
         ),
@@ -105,6 +113,11 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               await script(key, scriptArgs('b', limits, [step.block], String(now)));
               state.blockedUntil = Math.max(state.blockedUntil, now + step.block);
             }
+            if (step.learn !== undefined) {
+              const { limit, windowMs } = step.learn;
+              await script(key, scriptArgs('a', limits, [limit, windowMs], String(now)));
+              learn(state, now, limit, windowMs);
+            }
             const costs = step.costs.map((cost) => Math.min(cost, capacity));
             const args = scriptArgs('t', limits, [step.stop ? 1 : 0, ...costs], String(now));
             const fromRedis = parseDecisions(await script(key, args));
@@ -116,6 +129,31 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
       { numRuns: 150 },
     );
   }, 60_000);
+
+  it('shares what one client learned: a policy it heard paces every client of the store', async () => {
+    const prefix = `${run}:learn:`;
+    const heard = redisStore({ client, prefix });
+    const other = redisStore({ client, prefix });
+    // Both configured far too generously; only the first heard the server's policy.
+    const limits = [perSecond(1_000)];
+    await heard.observe('k', { kind: 'policy', limit: 2, windowMs: 1_000 }, call(limits));
+    const [first, second] = await other.takeMany('k', [1, 1], false, call(limits));
+    expect(first).toMatchObject({ allowed: true, limit: 2 });
+    // Spread evenly: the next permit one spacing (500 ms) after the first, on Redis's clock.
+    expect(second).toMatchObject({ allowed: false, reason: 'rate' });
+    expect(second?.retryAfterMs).toBeGreaterThan(400);
+    expect(second?.retryAfterMs).toBeLessThanOrEqual(500);
+    // Kept at least two of its windows, though the generous bucket is full again at once.
+    expect(await client.pTTL(`${prefix}k`)).toBeGreaterThan(1_800);
+    // A tokens policy (another unit) and a hostile one teach a store nothing.
+    await heard.observe(
+      't',
+      { kind: 'policy', limit: 1, windowMs: 1_000, unit: 'tokens' },
+      call(limits),
+    );
+    await heard.observe('h', { kind: 'policy', limit: 1e12, windowMs: 1 }, call(limits));
+    expect(await client.exists([`${prefix}t`, `${prefix}h`])).toBe(0);
+  });
 
   it('shares one bucket between stores, on the server clock, and writes nothing for a denial', async () => {
     const prefix = `${run}:share:`;

@@ -170,8 +170,8 @@ class CrossTab implements CrossTabStore {
 
   async observe(key: string, signal: ServerSignal, call: StoreCall): Promise<void> {
     this.local?.observe(key, signal, call.limits);
-    const { remaining, blockMs } = effectOf(signal);
-    if (remaining === undefined && blockMs === 0) return;
+    const { remaining, blockMs, learns } = effectOf(signal);
+    if (remaining === undefined && blockMs === 0 && learns === undefined) return;
     const until = await this.locked(key, call, (state, now) => {
       observe(state, call.limits, now, signal);
       return { result: state.blockedUntil, changed: true };

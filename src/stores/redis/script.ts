@@ -8,15 +8,17 @@ import type { ResolvedPolicy } from '../../core/policy.js';
  * the same order (property-tested against it through a real server).
  *
  * KEYS[1]: the key's hash. ARGV[1]: the operation ('t' take, 'p' peek, 'b' block, 'l' lower,
- * 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
+ * 'a' learn, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
  * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
  * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block: ms;
- * lower: the permits left.
+ * lower: the permits left; learn: the limit and window the server advertised.
  *
  * The hash holds `b` (blocked until, server ms) and per policy `sN` (stamp) and `vN` (tokens, or
  * ms of debt ahead of the stamp for gcra), written with 17 significant digits so they read back
- * exactly. A key is written only when it changed (a denial writes nothing), with PEXPIRE to the
- * moment it is at rest again, so it expires once it is full and unblocked: no sweeper.
+ * exactly; and, once a client learned the server's policy, `lq` and `lw` (its limit and window),
+ * `ls` and `lv` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts). A key is
+ * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
+ * rest again, so it expires once it is full and unblocked: no sweeper.
  *
  * A take or peek replies with 6 integers per decision: allowed (1/0), remaining, retryAfterMs,
  * resetMs, limit, reason (0 none, 1 rate, 2 blocked).
@@ -47,8 +49,18 @@ for i = 1, n do
   fields[#fields + 1] = 'v' .. i
 end
 local arg = 4 + n * 4
+fields[#fields + 1] = 'lq'
+fields[#fields + 1] = 'lw'
+fields[#fields + 1] = 'ls'
+fields[#fields + 1] = 'lv'
 local raw = redis.call('HMGET', key, unpack(fields))
 local blocked = tonumber(raw[1]) or 0
+local L = nil
+do
+  local lq, lw = tonumber(raw[2 * n + 2]), tonumber(raw[2 * n + 3])
+  local ls, lv = tonumber(raw[2 * n + 4]), tonumber(raw[2 * n + 5])
+  if lq and lw and ls and lv then L = { limit = lq, window = lw, s = ls, v = lv } end
+end
 local S, V = {}, {}
 for i = 1, n do
   local s, v = tonumber(raw[2 * i]), tonumber(raw[2 * i + 1])
@@ -131,15 +143,34 @@ local function combine(ds)
   end
   return {b[1], rem, b[3], reset, b[5], b[6]}
 end
+local function ldebt(at)
+  local elapsed = at - L.s
+  if not (elapsed > 0) then return L.v end
+  if L.v > elapsed then return L.v - elapsed end
+  return 0
+end
+local function decide_learned(cost)
+  local spacing = L.window / L.limit
+  local d = ldebt(now)
+  if d > EPS * spacing then return {0, 0, wholems(d), wholems(d), L.limit, 1} end
+  local after = d + cost * spacing
+  return {1, 0, 0, wholems(after), L.limit, 0}, after
+end
 local function decision(cost, take)
   local ds, afters = {}, {}
   for i = 1, n do ds[i], afters[i] = decide_one(i, cost) end
+  local lafter
+  if L then ds[n + 1], lafter = decide_learned(cost) end
   local verdict = ds[1]
-  if n > 1 then verdict = combine(ds) end
+  if #ds > 1 then verdict = combine(ds) end
   if take and verdict[1] == 1 then
     for i = 1, n do
       V[i] = afters[i]
       if now > S[i] then S[i] = now end
+    end
+    if L then
+      L.v = lafter
+      if now > L.s then L.s = now end
     end
   end
   return verdict
@@ -171,6 +202,12 @@ elseif op == 'b' then
     blocked = untilMs
     changed = true
   end
+elseif op == 'a' then
+  local limit, window = tonumber(ARGV[arg]), tonumber(ARGV[arg + 1])
+  if not (L and L.limit == limit and math.abs(L.window - window) <= window / 10) then
+    L = { limit = limit, window = window, s = now, v = 0 }
+    changed = true
+  end
 elseif op == 'l' then
   local remaining = tonumber(ARGV[arg])
   for i = 1, n do
@@ -194,6 +231,10 @@ if changed then
     end
     if r > rest then rest = r end
   end
+  if L then
+    local r = math.max(ldebt(now), L.s + 2 * L.window - now)
+    if r > rest then rest = r end
+  end
   if rest <= 0 then
     redis.call('DEL', key)
   else
@@ -204,6 +245,16 @@ if changed then
       set[#set + 1] = 'v' .. i
       set[#set + 1] = string.format('%.17g', V[i])
     end
+    if L then
+      set[#set + 1] = 'lq'
+      set[#set + 1] = string.format('%.17g', L.limit)
+      set[#set + 1] = 'lw'
+      set[#set + 1] = string.format('%.17g', L.window)
+      set[#set + 1] = 'ls'
+      set[#set + 1] = string.format('%.17g', L.s)
+      set[#set + 1] = 'lv'
+      set[#set + 1] = string.format('%.17g', L.v)
+    end
     redis.call('HSET', key, unpack(set))
     redis.call('PEXPIRE', key, math.ceil(rest))
   end
@@ -211,8 +262,8 @@ end
 return out
 `;
 
-/** Take, peek, block, lower, reset, and 'n' (nothing: a probe that Redis is back). */
-export type Operation = 't' | 'p' | 'b' | 'l' | 'r' | 'n';
+/** Take, peek, block, lower, learn, reset, and 'n' (nothing: a probe that Redis is back). */
+export type Operation = 't' | 'p' | 'b' | 'l' | 'a' | 'r' | 'n';
 
 const encoded = new WeakMap<readonly ResolvedPolicy[], readonly string[]>();
 

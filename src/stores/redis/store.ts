@@ -149,10 +149,11 @@ class RedisBuckets implements RedisStore {
     await this.once(key, 'b', [ms], call);
   }
 
-  /** The signal as the script takes it (`effectOf`): a count to lower to, a block. */
+  /** The signal as the script takes it (`effectOf`): a policy to learn, a count to lower to, a block. */
   async observe(key: string, signal: ServerSignal, call: StoreCall): Promise<void> {
     this.local?.observe(key, signal, call.limits);
-    const { remaining, blockMs } = effectOf(signal);
+    const { remaining, blockMs, learns } = effectOf(signal);
+    if (learns !== undefined) await this.once(key, 'a', [learns.limit, learns.windowMs], call);
     if (remaining !== undefined) await this.once(key, 'l', [remaining], call);
     if (blockMs > 0) await this.once(key, 'b', [blockMs], call);
   }
