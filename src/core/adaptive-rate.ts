@@ -21,6 +21,8 @@ export const AIMD = Object.freeze({
   STRIKE_MS: 1_000,
   CUT: 0.5,
   RECOVERY_MS: 5_000,
+  /** Shortest time a sample of admitted requests seeds the first rate over (see `refused`). */
+  SEED_MS: 1_000,
 });
 
 /**

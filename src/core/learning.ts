@@ -278,9 +278,11 @@ function hasCredit(states: KeyStates, key: string, now: number): boolean {
  *   one are echoes of the same excess and teach nothing. Each refusal measures again, so an
  *   estimate that was too fast is corrected by the next refusal it earns;
  * - without one, AIMD (a bare 429, nginx's `limit_req`), see `AIMD`: the third refusal within
- *   a second makes the key learn a rate, half its own fastest rate. Each later refusal halves it
- *   again; it grows back linearly as requests go through, and is dropped once it is back at the
- *   key's own rate. Refusals before any request was let through at the new rate count once.
+ *   a second makes the key learn a rate: half its own fastest rate, or the rate the server
+ *   admitted since the last refusal (over at least `AIMD.SEED_MS`) if that is slower, as it
+ *   always is for zero configuration. Each later refusal halves it again; it grows back
+ *   linearly as requests go through, and is dropped once it is back at the key's own rate.
+ *   Refusals before any request was let through at the new rate count once.
  *
  * Zero configuration's slow start is halved either way.
  */
@@ -340,9 +342,17 @@ function refused(
     learning.strikes = 0;
   }
   if (++learning.strikes < AIMD.STRIKES) return;
-  // The first cut halves the key's own rate. (The rate it was really sending at is not
-  // known any more: by the time its refusals are read, its own bucket may have refilled.)
-  const ratePerMs = peakPerMs * AIMD.CUT;
+  // The first cut halves the key's own rate (the rate it was really sending at is not known
+  // any more: by the time its refusals are read, its own bucket may have refilled), or starts
+  // at the rate the server admitted since the last refusal, if slower: requests admitted over
+  // the time since the first of them, at least `SEED_MS` (a slow start's sample is a burst
+  // into the server's first window: 60 in 0.3 s from a server of 60 per second).
+  const { admitted, firstAdmittedAt } = learning;
+  const seen =
+    admitted >= MIN_SAMPLE ? admitted / Math.max(now - firstAdmittedAt, AIMD.SEED_MS) : Infinity;
+  const ratePerMs = Math.min(peakPerMs * AIMD.CUT, seen);
+  learning.admitted = 0;
+  learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
   learning.learned = {
     counter: new AdaptiveRate(ratePerMs, now),
     policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },

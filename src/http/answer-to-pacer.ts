@@ -24,8 +24,6 @@ export interface ApplyOptions {
   readonly learning: boolean;
   /** Pacer time the request was sent (the task's start). */
   readonly sentAt?: number;
-  /** Zero configuration (no `limits`). */
-  readonly unconfigured?: boolean;
 }
 
 /**
@@ -53,11 +51,11 @@ export function applyServerAnswer(
     // key longer than it asked (rate-limiter-flexible: 1.3 s past a Retry-After of 0.05).
     if (quota !== undefined && !refusal.explained) pacer.observe(key, signalOf(quota, false));
     endProbe(pacer, key);
-    // Zero configuration has no rate of its own for AIMD to cut: its backoff is the wait.
+    // Without a wait, AIMD; zero configuration's first rate is the sample's (see `refused`).
     const { sentAt } = options;
     pacer.observe(
       key,
-      refusal.explained || options.unconfigured === true
+      refusal.explained
         ? { kind: 'refusal', retryAfterMs: refusal.waitMs, sentAt }
         : { kind: 'refusal', sentAt },
     );

@@ -271,11 +271,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       }
       const answer = await answerOf(response);
       const refusal = refusalOf(retry, response.status, answer, unexplained);
-      applyServerAnswer(pacer, key, answer, refusal, {
-        learning,
-        sentAt,
-        unconfigured: zeroConfig,
-      });
+      applyServerAnswer(pacer, key, answer, refusal, { learning, sentAt });
       if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
       if (refusal === undefined) {
         if (actualCostOf !== undefined) {

@@ -300,6 +300,24 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.05);
   });
 
+  it('starts at the rate the server admitted, over at least SEED_MS, when that is slower than half its own', () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    limiter.observe('a', { kind: 'start' });
+    // A slow start's burst: 30 admitted in 300 ms, then refusals.
+    for (let i = 0; i < 30; i++) limiter.observe('a', { kind: 'answered', sentAt: i * 10 });
+    clock.set(300);
+    strike(limiter, 'a');
+    // 30 per second (not per 300 ms, nor half of 1,000 per second).
+    expect(limiter.policyOf('a').learned?.windowMs).toBeCloseTo(1000 / 30, 5);
+    // A longer sample is its own rate: 30 over 3 s, 10 per second.
+    const other = setup(perSecond(1000));
+    other.limiter.observe('b', { kind: 'start' });
+    for (let i = 0; i < 30; i++) other.limiter.observe('b', { kind: 'answered', sentAt: i * 100 });
+    other.clock.set(3_000);
+    strike(other.limiter, 'b');
+    expect(other.limiter.policyOf('b').learned?.windowMs).toBeCloseTo(100, 5);
+  });
+
   it('halves once per round of requests: refusals of requests sent before a cut are echoes', () => {
     const { clock, limiter } = setup(perSecond(100));
     strike(limiter, 'a');
