@@ -188,6 +188,8 @@ export interface UnitInspection {
   readonly capacity: number;
   /** Its tightest `limit` (a learned policy's included). */
   readonly limit: number;
+  /** Its sustained rate, permits per ms (a learned policy's included). */
+  readonly ratePerMs: number;
   /** The policy the unit learned from the server's headers in that unit, if any. */
   readonly learned?: LearnedPolicy;
 }
@@ -205,11 +207,14 @@ export function inspectUnits(
   units.forEach((unit, index) => {
     const part = holder.parts[index] as Strategy;
     const learned = learnedPolicyOf(part);
-    const { capacity, limit } = unit.compiled;
+    const { capacity, limit, ratePerMs } = unit.compiled;
+    const learnedPerMs =
+      learned !== undefined && learned.windowMs > 0 ? learned.limit / learned.windowMs : ratePerMs;
     inspection[unit.name] = Object.freeze({
       level: holder.levelOf(index, now),
       capacity: Math.min(capacity, learnedCounterOf(part)?.capacity ?? capacity),
       limit: Math.min(limit, learned?.limit ?? limit),
+      ratePerMs: Math.min(ratePerMs, learnedPerMs),
       ...(learned === undefined ? {} : { learned }),
     });
   });

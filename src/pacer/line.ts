@@ -1,7 +1,11 @@
+import type { UnitCosts } from '../core/units.js';
+
 /** What a line holds: a waiting task, linked in place so that removal (abort) is O(1). */
 export interface LineNode {
   readonly priority: number;
   readonly cost: number;
+  /** Its amounts in named units, for a key with limits per unit. */
+  readonly units?: UnitCosts | undefined;
   prev: LineNode | undefined;
   next: LineNode | undefined;
 }
@@ -12,6 +16,8 @@ interface Bucket {
   head: LineNode | undefined;
   tail: LineNode | undefined;
   cost: number;
+  /** Total amount per unit of its tasks with `units` (made at the first). */
+  units: Record<string, number> | undefined;
 }
 
 /**
@@ -57,6 +63,7 @@ export class Line<T extends LineNode> {
       bucket.tail = node;
     }
     bucket.cost += node.cost;
+    if (node.units !== undefined) addUnits((bucket.units ??= Object.create(null)), node.units, 1);
     this.count++;
   }
 
@@ -72,6 +79,9 @@ export class Line<T extends LineNode> {
     node.prev = undefined;
     node.next = undefined;
     bucket.cost -= node.cost;
+    if (node.units !== undefined && bucket.units !== undefined) {
+      addUnits(bucket.units, node.units, -1);
+    }
     this.count--;
     if (bucket.head === undefined) this.buckets.splice(index, 1);
   }
@@ -92,6 +102,16 @@ export class Line<T extends LineNode> {
       cost += bucket.cost;
     }
     return cost;
+  }
+
+  /** Total amount per unit of the tasks a new task of `priority` would wait behind. */
+  unitsAhead(priority: number, front: boolean): Record<string, number> {
+    const total: Record<string, number> = Object.create(null);
+    for (const bucket of this.buckets) {
+      if (bucket.priority < priority || (front && bucket.priority === priority)) break;
+      if (bucket.units !== undefined) addUnits(total, bucket.units, 1);
+    }
+    return total;
   }
 
   /** Total cost of every waiting task. */
@@ -124,8 +144,21 @@ export class Line<T extends LineNode> {
     const index = this.indexOf(priority);
     const found = this.buckets[index];
     if (found !== undefined && found.priority === priority) return found;
-    const bucket: Bucket = { priority, head: undefined, tail: undefined, cost: 0 };
+    const bucket: Bucket = {
+      priority,
+      head: undefined,
+      tail: undefined,
+      cost: 0,
+      units: undefined,
+    };
     this.buckets.splice(index, 0, bucket);
     return bucket;
+  }
+}
+
+/** Adds `sign` times each amount of `amounts` to `total`. */
+function addUnits(total: Record<string, number>, amounts: UnitCosts, sign: 1 | -1): void {
+  for (const unit of Object.keys(amounts)) {
+    total[unit] = (total[unit] ?? 0) + sign * (amounts[unit] ?? 0);
   }
 }

@@ -3,7 +3,7 @@ import type { ServerSignal } from '../core/signal.js';
 import type { Cost } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
 import type { Permits, SchedulerCore } from './permits.js';
-import { denyBehind, inspectKey, project } from './projection.js';
+import { denyBehind, inspectKey, project, projectUnits } from './projection.js';
 import type { Task, TaskOptions } from './task.js';
 import type { KeyInspection } from './types.js';
 
@@ -89,8 +89,16 @@ export class LocalPermits implements Permits {
         return Promise.reject(new QueueFullError(maxQueue, { key }));
       }
       if (!startsNow && mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
-        const ahead = line?.costAhead(priority, front) ?? 0;
-        const projected = project(limiter, limiter.policyOf(key), key, ahead + cost);
+        const { units } = options;
+        const projected =
+          units === undefined
+            ? project(
+                limiter,
+                limiter.policyOf(key),
+                key,
+                (line?.costAhead(priority, front) ?? 0) + cost,
+              )
+            : projectUnits(limiter, key, line?.unitsAhead(priority, front) ?? {}, units);
         // Behind a slow start the wait is for answers, like a wait for a slot: not judged.
         if (projected.retryAfterMs > maxWaitMs && projected.reason !== 'in-flight') {
           return core.deny(new RateLimitError(projected, { key, maxWaitMs }));

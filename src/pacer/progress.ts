@@ -11,6 +11,11 @@ export interface KeyState {
   readonly rejectMode: boolean;
   /** The key waits for answers of requests in flight (a slow start): when, nobody knows. */
   readonly awaitingAnswers: boolean;
+  /**
+   * The key counts several units (requests and tokens): its line drains at the pace of the
+   * slowest unit for each task's amounts, which one rate cannot project (not projected yet).
+   */
+  readonly countsUnits: boolean;
 }
 
 /**
@@ -169,7 +174,12 @@ function collect(
 /** What the reports of `waiting` follow from now. */
 function basisOf(waiting: WaitingKey, head: Task, state: KeyState): Basis {
   if (state.blockedUntil !== undefined) return { kind: 'blocked', until: state.blockedUntil };
-  if (state.rejectMode || state.awaitingAnswers || !Number.isFinite(waiting.due)) {
+  if (
+    state.rejectMode ||
+    state.awaitingAnswers ||
+    state.countsUnits ||
+    !Number.isFinite(waiting.due)
+  ) {
     return UNKNOWN_BASIS;
   }
   // The head's position is always `taken` plus its own cost, renumbered or not.

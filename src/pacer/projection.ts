@@ -1,6 +1,6 @@
 import { type Decision, deny, wholeMs } from '../core/decision.js';
 import type { LearnedPolicy, PolicySummary, RateLimiter } from '../core/limiter.js';
-import type { UnitCosts } from '../core/units.js';
+import type { UnitCosts, UnitInspection } from '../core/units.js';
 import type { KeyInspection } from './types.js';
 
 /**
@@ -20,6 +20,36 @@ export function project(
   total: number,
 ): Decision {
   return projectFrom(limiter.peek(key, Math.min(total, info.capacity)), info, total);
+}
+
+/**
+ * `project` for a task with amounts per unit (`own`) behind the `ahead` amounts of the tasks
+ * before it: when they would all have been granted in every unit. The peek covers what fits in
+ * each unit's capacity, each unit's sustained rate the rest, and the slowest unit decides (a
+ * line of long prompts waits for its tokens, not its requests).
+ */
+export function projectUnits(
+  limiter: RateLimiter,
+  key: string,
+  ahead: Readonly<Record<string, number>>,
+  own: UnitCosts,
+): Decision {
+  const units = limiter.unitsOf(key);
+  if (units === undefined) return limiter.peek(key, own); // throws: the key counts one unit
+  const fits: Record<string, number> = Object.create(null);
+  let restMs = 0;
+  for (const name of Object.keys(units)) {
+    const unit = units[name] as UnitInspection;
+    const total = (ahead[name] ?? 0) + (own[name] ?? 0);
+    const fit = Math.min(total, Math.floor(unit.capacity));
+    fits[name] = fit;
+    if (total > fit) restMs = Math.max(restMs, (total - fit) / unit.ratePerMs);
+  }
+  const first = limiter.peek(key, fits);
+  if (first.allowed && restMs === 0) return first;
+  const wait = first.retryAfterMs + wholeMs(restMs);
+  const remaining = first.allowed ? 0 : first.remaining;
+  return deny(first.reason ?? 'rate', wait, remaining, Math.max(first.resetMs, wait), first.limit);
 }
 
 /**

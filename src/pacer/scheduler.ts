@@ -298,6 +298,7 @@ export class Scheduler implements SchedulerCore {
         ratePerMs: this.limiter.policyOf(key).ratePerMs,
         rejectMode: this.options.mode === 'reject',
         awaitingAnswers: this.limiter.peek(key, 1).reason === 'in-flight',
+        countsUnits: this.limiter.unitsOf(key) !== undefined,
       }),
       at,
     );

@@ -1,5 +1,6 @@
 import { useMemo, useSyncExternalStore } from 'react';
 import type { KeyInspection } from '../pacer/types.js';
+import type { UnitInspection } from '../core/units.js';
 import { usePacerSource } from './context.js';
 import { levelStoreOf } from './level-store.js';
 import { type PacerSource, pacerOf } from './source.js';
@@ -50,11 +51,13 @@ export function useBucketLevel(source: PacerSource | undefined, key?: string): K
 function restingUnits(
   units: NonNullable<KeyInspection['units']>,
 ): NonNullable<KeyInspection['units']> {
-  const resting: Record<string, { level: number; capacity: number; limit: number }> = {};
+  const resting: Record<string, UnitInspection> = {};
   for (const name of Object.keys(units)) {
     const unit = units[name];
-    if (unit !== undefined)
-      resting[name] = { level: unit.capacity, capacity: unit.capacity, limit: unit.limit };
+    if (unit !== undefined) {
+      const { capacity, limit, ratePerMs } = unit;
+      resting[name] = { level: capacity, capacity, limit, ratePerMs };
+    }
   }
   return Object.freeze(resting);
 }

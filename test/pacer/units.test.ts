@@ -51,6 +51,23 @@ describe('a pacer with limits per unit', () => {
     expect(startsOf('third')).toEqual([750]);
   });
 
+  it('judges maxWaitMs by the slowest unit: a line of long prompts waits for its tokens', async () => {
+    const { clock, pacer, task, startsOf } = harness({ limits: llm, maxWaitMs: 1_000 });
+    const outcomes: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      pacer.schedule(task(`t${i}`), { cost: { requests: 1, tokens: 1_600 } }).then(
+        () => outcomes.push(`t${i} ran`),
+        (error: Error) => outcomes.push(`t${i} ${error.name}`),
+      );
+    }
+    // 1,600 tokens each at 2,000 a second: the second waits 600 ms; the third 1,400 ms, more than
+    // maxWaitMs, and so does the fourth (behind the same two, the third being rejected). By their
+    // requests alone (10 a second) all four would start within 300 ms.
+    await clock.advanceAsync(2_000);
+    expect(startsOf()).toEqual([0, 600]);
+    expect(outcomes.sort()).toEqual(['t0 ran', 't1 ran', 't2 RateLimitError', 't3 RateLimitError']);
+  });
+
   it('shows each unit in inspect', () => {
     const { pacer } = harness({ limits: llm });
     pacer.schedule(() => {}, { key: 'api', cost: { requests: 1, tokens: 500 } });
