@@ -1,13 +1,25 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
-import { createManualClock } from '../../src/testing/index.js';
+import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { stampedFetch } from '../support/backends.js';
 import { drive } from '../support/flush.js';
 import { server } from '../support/msw.js';
 
 const limits = { limit: 10, windowMs: 1000 };
 const EPOCH = Date.UTC(2026, 11, 1, 10, 0, 0);
+
+/** A paced fetch on `clock` whose wall clock is EPOCH (plus `skewMs`) at manual time 0. */
+function pacedOnWall(clock: ManualClock, skewMs = 0) {
+  const { fetch, sent } = stampedFetch(clock);
+  const pacedFetch = createPacedFetch({
+    limits,
+    fetch,
+    clock,
+    wallClock: () => EPOCH + skewMs + clock.now(),
+  });
+  return { pacedFetch, sent };
+}
 
 describe('what counts as a refusal, and how long it waits', () => {
   it('returns a plain 403 at once: a permission error is final', async () => {
@@ -54,13 +66,7 @@ describe('what counts as a refusal, and how long it waits', () => {
           : HttpResponse.json({ number: 1 }, { status: 201 });
       }),
     );
-    const { fetch, sent } = stampedFetch(clock);
-    const pacedFetch = createPacedFetch({
-      limits,
-      fetch,
-      clock,
-      wallClock: () => EPOCH + clock.now(),
-    });
+    const { pacedFetch, sent } = pacedOnWall(clock);
     const call = pacedFetch('https://api.test/issues', { method: 'POST', body: 'title' });
     await drive(clock, pacedFetch.pacer, 60_000);
     expect((await call).status).toBe(201);
@@ -88,13 +94,7 @@ describe('what counts as a refusal, and how long it waits', () => {
         });
       }),
     );
-    const { fetch, sent } = stampedFetch(clock);
-    const pacedFetch = createPacedFetch({
-      limits,
-      fetch,
-      clock,
-      wallClock: () => EPOCH + clock.now(),
-    });
+    const { pacedFetch, sent } = pacedOnWall(clock);
     const call = pacedFetch('https://api.test/flexible');
     await drive(clock, pacedFetch.pacer, 10_000);
     expect((await call).status).toBe(200);
@@ -118,13 +118,7 @@ describe('what counts as a refusal, and how long it waits', () => {
         });
       }),
     );
-    const { fetch, sent } = stampedFetch(clock);
-    const pacedFetch = createPacedFetch({
-      limits,
-      fetch,
-      clock,
-      wallClock: () => EPOCH - 3_600_000 + clock.now(),
-    });
+    const { pacedFetch, sent } = pacedOnWall(clock, -3_600_000);
     const call = pacedFetch('https://api.test/dated');
     await drive(clock, pacedFetch.pacer, 10_000);
     expect((await call).status).toBe(200);

@@ -1,10 +1,10 @@
 import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { perSecond, resolvePolicy } from '../../src/core/policy.js';
-import { createPacer, type StoreCall, type StoreEvent } from '../../src/pacer/index.js';
+import { type Policy, perSecond, resolvePolicy } from '../../src/core/policy.js';
+import { createPacer, type Pacer, type StoreCall, type StoreEvent } from '../../src/pacer/index.js';
 import type { CrossTabPlatform, CrossTabStore } from '../../src/stores/cross-tab/index.js';
 import { crossTabStore } from '../../src/stores/cross-tab/index.js';
-import { createManualClock } from '../../src/testing/index.js';
+import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { fakeLocks } from '../support/fake-locks.js';
 import { turn, until } from '../support/flush.js';
 
@@ -27,6 +27,35 @@ function origin(name = `budget-${Math.random()}`) {
     return store;
   };
   return { name, tab, clock, lockManager, indexedDB };
+}
+
+/** Two tabs of one origin, each with a pacer under `policy` on one manual clock. */
+function twoTabs(policy: Policy) {
+  const { tab } = origin();
+  const clock = createManualClock();
+  const stores = [tab({ now: () => EPOCH + clock.now() }), tab({ now: () => EPOCH + clock.now() })];
+  const pacers = stores.map((store) => createPacer({ limits: policy, store, clock })) as [
+    Pacer,
+    Pacer,
+  ];
+  return { clock, stores, pacers };
+}
+
+/**
+ * Waits for each count of `starts` in turn, with every pacer then `waiting` for its timer (it
+ * heard from the store), and moves the clock 500 ms between them.
+ */
+async function stepThrough(
+  clock: ManualClock,
+  starts: readonly number[],
+  counts: readonly number[],
+  waiting: () => boolean,
+): Promise<void> {
+  for (const [index, count] of counts.entries()) {
+    const last = index === counts.length - 1;
+    await until(() => starts.length === count && (last || waiting()), 5_000);
+    if (!last) await clock.advanceAsync(500);
+  }
 }
 
 const limits = [resolvePolicy({ limit: 3, windowMs: 60_000 })];
@@ -201,14 +230,8 @@ describe('crossTabStore (IndexedDB + Web Locks, in Node with fakes)', () => {
   });
 
   it('paces two pacers in two tabs under one budget', async () => {
-    const { tab } = origin();
-    const clock = createManualClock();
-    const stores = [
-      tab({ now: () => EPOCH + clock.now() }),
-      tab({ now: () => EPOCH + clock.now() }),
-    ];
+    const { clock, pacers } = twoTabs(perSecond(2));
     const starts: number[] = [];
-    const pacers = stores.map((store) => createPacer({ limits: perSecond(2), store, clock }));
     const done = pacers.flatMap((pacer) =>
       [0, 1].map(() => pacer.schedule(() => starts.push(clock.now()))),
     );
@@ -217,11 +240,7 @@ describe('crossTabStore (IndexedDB + Web Locks, in Node with fakes)', () => {
       pacers.every(
         (p) => p.getSnapshot().queued === 0 || (p.inspect().nextStartAt ?? 0) > clock.now(),
       );
-    await until(() => starts.length === 2 && answered(), 5_000);
-    await clock.advanceAsync(500);
-    await until(() => starts.length === 3 && answered(), 5_000);
-    await clock.advanceAsync(500);
-    await until(() => starts.length === 4, 5_000);
+    await stepThrough(clock, starts, [2, 3, 4], answered);
     await Promise.all(done);
     // Two permits at once between both tabs, then one every 500 ms: the policy, not twice it.
     expect(starts).toEqual([0, 0, 500, 1_000]);
@@ -229,16 +248,9 @@ describe('crossTabStore (IndexedDB + Web Locks, in Node with fakes)', () => {
   });
 
   it('paces every tab by the policy one tab heard the server advertise, spread evenly', async () => {
-    const { tab } = origin();
-    const clock = createManualClock();
-    const stores = [
-      tab({ now: () => EPOCH + clock.now() }),
-      tab({ now: () => EPOCH + clock.now() }),
-    ];
     // Both configured far too generously; only the first hears the server's policy.
-    const [heard, other] = stores.map((store) =>
-      createPacer({ limits: perSecond(1_000), store, clock }),
-    ) as [ReturnType<typeof createPacer>, ReturnType<typeof createPacer>];
+    const { clock, stores, pacers } = twoTabs(perSecond(1_000));
+    const [heard, other] = pacers;
     heard.observe('api', { kind: 'policy', limit: 2, windowMs: 1_000, remaining: 2 });
     // The store writes it in the background: wait until the other tab's store reads it.
     const own = { limits: [resolvePolicy(perSecond(1_000))], signal: new AbortController().signal };
@@ -250,11 +262,7 @@ describe('crossTabStore (IndexedDB + Web Locks, in Node with fakes)', () => {
       other.schedule(() => starts.push(clock.now()), { key: 'api' }),
     );
     const waiting = () => (other.inspect('api').nextStartAt ?? 0) > clock.now();
-    await until(() => starts.length === 1 && waiting(), 5_000);
-    await clock.advanceAsync(500);
-    await until(() => starts.length === 2 && waiting(), 5_000);
-    await clock.advanceAsync(500);
-    await until(() => starts.length === 3, 5_000);
+    await stepThrough(clock, starts, [1, 2, 3], waiting);
     await Promise.all(done);
     // One every 500 ms: 2 per second, never a burst of the generous 1,000.
     expect(starts).toEqual([0, 500, 1_000]);
