@@ -136,7 +136,9 @@ export interface Refusal {
  * Is this response a refusal, and how long does its key wait? A status in `statuses`, or an
  * answer that says it was refused for a rate limit. The wait is the server's: its explicit
  * wait (`retryAfterMs`), else, with nothing remaining, its reset (for a bucket, one permit's
- * refill: `resetMs / limit`); else the backoff of the `unexplained`-th unexplained refusal.
+ * refill: `resetMs / limit`); else the backoff of the `unexplained`-th unexplained refusal. A
+ * `Retry-After: 0` on a refusal says nothing: koa-ratelimit rounds its wait down, so half a
+ * second to go reads 0, and a retry at once met the same closed window until the calls failed.
  */
 export function refusalOf(
   retry: ResolvedRetry,
@@ -145,10 +147,11 @@ export function refusalOf(
   unexplained: number,
 ): Refusal | undefined {
   if (!isRefusal(retry, status, answer)) return undefined;
-  const given = answer?.retryAfterMs ?? exhaustedWaitMs(answer);
+  const stated = answer?.retryAfterMs;
+  const given = stated !== undefined && stated > 0 ? stated : exhaustedWaitMs(answer);
   const unprocessed = status === 429 || status === 529 || answer?.refused === true;
   if (given !== undefined && given > 0) return { waitMs: given, explained: true, unprocessed };
-  return { waitMs: given ?? backoffMs(retry, unexplained), explained: false, unprocessed };
+  return { waitMs: backoffMs(retry, unexplained), explained: false, unprocessed };
 }
 
 /** Is this response a refusal: a status in `statuses`, or a rate-limit refusal by its word? */

@@ -101,6 +101,32 @@ describe('what counts as a refusal, and how long it waits', () => {
     expect(sent.map((request) => request.at)).toEqual([0, 50]);
   });
 
+  it("reads koa-ratelimit's Retry-After: 0 (rounded down) as no word: the call waits for the reset", async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/koa', () => {
+        hits++;
+        if (hits > 1 && clock.now() >= 400) return HttpResponse.json({ ok: true });
+        return new HttpResponse(null, {
+          status: 429,
+          headers: {
+            'retry-after': '0',
+            'x-ratelimit-limit': '60',
+            'x-ratelimit-remaining': '0',
+            'x-ratelimit-reset': ((EPOCH + 400) / 1000).toFixed(6),
+          },
+        });
+      }),
+    );
+    const { pacedFetch, sent } = pacedOnWall(clock);
+    const call = pacedFetch('https://api.test/koa');
+    await drive(clock, pacedFetch.pacer, 10_000);
+    expect((await call).status).toBe(200);
+    // Sent again at the reset, not a backoff later (before: at 1,001 ms).
+    expect(sent.map((request) => request.at)).toEqual([0, 400]);
+  });
+
   it('reads an HTTP-date Retry-After against the server Date: a client an hour slow waits 2 s', async () => {
     const clock = createManualClock();
     let hits = 0;

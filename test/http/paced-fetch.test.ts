@@ -265,11 +265,17 @@ describe('createPacedFetch and Retry-After', () => {
     );
     // Not learning: three refusals in a second would cut the rate (AIMD), which is not the point.
     const pacedFetch = createPacedFetch({ limits: perSecondBurst(10), clock, learn: false });
-    const post503 = await pacedFetch('https://api.test/once/503', { method: 'POST', body: 'x' });
+    // `Retry-After: 0` says nothing: the retry waits its backoff.
+    const settled = async (url: string, init?: RequestInit) => {
+      const call = pacedFetch(url, init);
+      await drive(clock, pacedFetch.pacer, clock.now() + 10_000);
+      return call;
+    };
+    const post503 = await settled('https://api.test/once/503', { method: 'POST', body: 'x' });
     expect(post503.status).toBe(503);
-    const patch429 = await pacedFetch('https://api.test/once/429', { method: 'PATCH', body: 'x' });
+    const patch429 = await settled('https://api.test/once/429', { method: 'PATCH', body: 'x' });
     expect(patch429.status).toBe(200);
-    const get503 = await pacedFetch('https://api.test/once/503');
+    const get503 = await settled('https://api.test/once/503');
     expect(get503.status).toBe(200);
     expect(seen).toEqual(['POST', 'PATCH', 'PATCH', 'GET', 'GET']);
   });
