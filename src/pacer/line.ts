@@ -63,7 +63,10 @@ export class Line<T extends LineNode> {
       bucket.tail = node;
     }
     bucket.cost += node.cost;
-    if (node.units !== undefined) addUnits((bucket.units ??= Object.create(null)), node.units, 1);
+    if (node.units !== undefined) {
+      bucket.units ??= Object.create(null) as Record<string, number>;
+      addUnits(bucket.units, node.units, 1);
+    }
     this.count++;
   }
 
