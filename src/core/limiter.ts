@@ -237,7 +237,16 @@ export class RateLimiter {
     // A signal in a unit the key does not count is ignored.
     const { unit } = signal as { readonly unit?: string };
     const states = statesOfUnit(this.keyStates, key, unit);
-    if (states !== undefined) applySignal(states, key, this.now(), signal);
+    if (states === undefined) return;
+    applySignal(states, key, this.now(), signal);
+    // The server's count in a unit already leaves out what it never charged: the credit given
+    // back to that unit before (`adjust`) is in it. Kept on top, it let the key think it had
+    // more tokens than the server's bucket held (bench:llm's late 429s with zero configuration).
+    const state = this.states.get(key);
+    const { remaining } = signal as { readonly remaining?: number };
+    if (state instanceof Units && remaining !== undefined) {
+      state.heardCount(this.now(), unit, remaining);
+    }
   }
 
   /**

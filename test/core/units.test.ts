@@ -170,6 +170,19 @@ describe('adjusting a cost after the answer', () => {
     expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_500);
   });
 
+  it("keeps no given-back credit beyond the server's later count in that unit", () => {
+    const { limiter } = setup(llm);
+    limiter.tryAcquire('a', { requests: 1, tokens: 1_500 });
+    limiter.adjust('a', { tokens: -1_000 }); // it used 500: 1,500 left by our count
+    // The server's count already leaves out what it never charged: 1,200 is all there is.
+    limiter.observe('a', { kind: 'quota', unit: 'tokens', remaining: 1_200 });
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_200);
+    // A count above our own level takes nothing away.
+    limiter.adjust('a', { tokens: -100 });
+    limiter.observe('a', { kind: 'quota', unit: 'tokens', remaining: 1_900 });
+    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_300);
+  });
+
   it('never gives back above a unit capacity', () => {
     const { clock, limiter } = setup(llm);
     limiter.tryAcquire('a', { requests: 1, tokens: 1_000 });

@@ -158,6 +158,18 @@ export class Units implements Strategy {
     (this.parts[0] as Strategy).lowerRemaining(now, remaining);
   }
 
+  /**
+   * The server counted `remaining` in `unit` (the main one if none): credit given back to it
+   * before is in that count, so together with the unit's own level it may not exceed it.
+   */
+  heardCount(now: number, unit: string | undefined, remaining: number): void {
+    const index = unit === undefined ? 0 : this.units.findIndex((each) => each.name === unit);
+    if (index < 0) return;
+    const room = remaining - (this.parts[index] as Strategy).level(now);
+    const credit = this.#credit[index] as number;
+    this.#credit[index] = room <= 0 ? 0 : credit < room ? credit : room;
+  }
+
   private mainOnly(cost: number): number[] {
     const amounts = this.parts.map(() => 0);
     amounts[0] = cost;
