@@ -16,6 +16,7 @@ import {
   fromXRateLimit,
   fromXRateLimitDashed,
   type QuotaFields,
+  type UnitQuota,
 } from './vendor-headers.js';
 
 /** Which header family a {@link ServerQuotaReport} was read from. */
@@ -138,27 +139,53 @@ interface ServiceLimit {
   readonly pk: string | undefined;
 }
 
-function fromIetf(headers: Headers): ServerQuotaReport | undefined {
-  let chosen: ServiceLimit | undefined;
+/** A `RateLimit` item with the `RateLimit-Policy` item it reports on, and that policy's unit. */
+interface ServiceLimitOf extends ServiceLimit {
+  readonly policy: Item | undefined;
+  /** The policy's `qu`: `requests` (the default), `content-bytes`, or another unit. */
+  readonly unit: string;
+}
+
+/** Every `RateLimit` item that can be read, each with its policy. */
+function serviceLimits(headers: Headers): ServiceLimitOf[] {
+  const policies = listOf(headers, 'ratelimit-policy').filter(
+    (p): p is Item => p.kind === 'item' && nameOf(p.value) !== undefined,
+  );
+  const limits: ServiceLimitOf[] = [];
   for (const member of listOf(headers, 'ratelimit')) {
     const name = member.kind === 'item' ? nameOf(member.value) : undefined;
     const r = integerOf(member.params.get('r'));
     if (name === undefined || r === undefined) continue;
     const t = integerOf(member.params.get('t'));
-    const candidate: ServiceLimit = {
+    const pk = bytesOf(member.params.get('pk'));
+    const named = policies.filter((p) => nameOf(p.value) === name);
+    const policy = named.find((p) => bytesOf(p.params.get('pk')) === pk) ?? named[0];
+    const qu = policy?.params.get('qu');
+    const unit = qu === undefined ? REQUESTS : (nameOf(qu) ?? '').slice(0, 64);
+    limits.push({
       name,
       remaining: Math.max(0, r),
       resetMs: t === undefined ? undefined : toDelayMs(t * 1000),
-      pk: bytesOf(member.params.get('pk')),
-    };
+      pk,
+      policy,
+      // draft-08 spelled the default `request`.
+      unit: unit === 'request' ? REQUESTS : unit,
+    });
+  }
+  return limits;
+}
+
+const REQUESTS = 'requests';
+
+function fromIetf(headers: Headers): ServerQuotaReport | undefined {
+  let chosen: ServiceLimitOf | undefined;
+  for (const candidate of serviceLimits(headers)) {
+    // A quota in another unit (`qu="content-bytes"`) says nothing of requests: see `ietfUnitQuotas`.
+    if (candidate.unit !== REQUESTS) continue;
     if (chosen === undefined || moreRestrictive(candidate, chosen)) chosen = candidate;
   }
   if (chosen === undefined) return undefined;
-  const { name, remaining, resetMs, pk } = chosen;
-  const policies = listOf(headers, 'ratelimit-policy').filter(
-    (p): p is Item => p.kind === 'item' && nameOf(p.value) === name,
-  );
-  const policy = policies.find((p) => bytesOf(p.params.get('pk')) === pk) ?? policies[0];
+  const { name, remaining, resetMs, policy } = chosen;
   return report('ietf', {
     remaining,
     resetMs,
@@ -166,6 +193,30 @@ function fromIetf(headers: Headers): ServerQuotaReport | undefined {
     windowMs: windowMsOf(policy),
     policy: name,
   });
+}
+
+/**
+ * The IETF quotas in units other than requests (`RateLimit-Policy: "t";q=20000;qu="tokens";w=60`),
+ * the most restrictive per unit: a key that counts the unit learns it there, any other ignores it.
+ */
+export function ietfUnitQuotas(headers: Headers): UnitQuota[] {
+  const chosen = new Map<string, ServiceLimitOf>();
+  for (const candidate of serviceLimits(headers)) {
+    const { unit } = candidate;
+    if (unit === REQUESTS || unit === '') continue;
+    const current = chosen.get(unit);
+    if (current === undefined || moreRestrictive(candidate, current)) chosen.set(unit, candidate);
+  }
+  return [...chosen.values()].map(
+    ({ unit, remaining, resetMs, policy }) =>
+      definedFields({
+        unit,
+        remaining,
+        limit: nonNegative(integerOf(policy?.params.get('q'))),
+        resetMs,
+        windowMs: windowMsOf(policy),
+      }) as UnitQuota,
+  );
 }
 
 function moreRestrictive(a: ServiceLimit, b: ServiceLimit): boolean {

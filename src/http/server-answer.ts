@@ -7,7 +7,11 @@
 import { type BodyHint, parseBodyHint } from './body-hint.js';
 import { trimSpaces } from './duration.js';
 import { parseHttpDate } from './http-date.js';
-import { parseRateLimitHeaders, type ServerQuotaReport } from './ratelimit-headers.js';
+import {
+  ietfUnitQuotas,
+  parseRateLimitHeaders,
+  type ServerQuotaReport,
+} from './ratelimit-headers.js';
 import { parseRetryAfter, parseRetryAfterMs } from './retry-after.js';
 import { readTokenQuotas, type UnitQuota } from './vendor-headers.js';
 
@@ -65,7 +69,7 @@ export function readServerAnswer(input: AnswerInput): ServerAnswer | undefined {
   const { status, headers, body } = input;
   const now = serverNow(headers, input.nowEpochMs);
   const quota = parseRateLimitHeaders(headers, now);
-  const units = readTokenQuotas(headers, now);
+  const units = [...readTokenQuotas(headers, now), ...ietfUnitQuotas(headers)];
   const hint = body === undefined ? undefined : parseBodyHint(body);
   const retryAfterMs = refineByReset(waitOf(headers, now, hint), quota, headers);
   const refused =

@@ -34,17 +34,18 @@ export function applyUnitQuotas(
   learning: boolean,
 ): void {
   if (units === undefined) return;
-  for (const quota of units) {
-    // Both vendors send the time until the bucket is full again (`resetFull`).
+  for (const { unit, bucket, ...quota } of units) {
+    // The vendors send the time until their bucket is full again (`resetFull`); an IETF
+    // policy in a unit states its window.
     const report = definedFields({
       ...quota,
-      source: 'openai',
-      resetFull: true,
+      source: bucket === true ? 'openai' : 'ietf',
+      resetFull: bucket,
     }) as ServerQuotaReport;
     const signal = signalOf(quotaForCore(report, false), learning);
-    const { unit } = quota;
-    if (signal.kind === 'policy') pacer.observe(key, { ...signal, unit, bucket: true });
-    else if (signal.kind === 'quota') pacer.observe(key, { ...signal, unit });
+    if (signal.kind === 'policy') {
+      pacer.observe(key, bucket === true ? { ...signal, unit, bucket } : { ...signal, unit });
+    } else if (signal.kind === 'quota') pacer.observe(key, { ...signal, unit });
   }
 }
 

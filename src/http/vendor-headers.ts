@@ -31,14 +31,18 @@ export interface QuotaFields {
  * (see `applyUnitQuotas`).
  */
 export interface UnitQuota {
-  /** `'tokens'`, `'input-tokens'` or `'output-tokens'`. */
+  /** `'tokens'`, `'input-tokens'`, `'output-tokens'`, or an IETF policy's `qu`. */
   readonly unit: string;
   readonly remaining: number;
   readonly limit?: number | undefined;
-  /** ms until the quota is full again. */
+  /** ms until the quota resets: for a `bucket`, until it is full again. */
   readonly resetMs?: number | undefined;
   /** How finely `resetMs` was given (see `ServerQuotaReport.resetPrecisionMs`). */
   readonly resetPrecisionMs?: number | undefined;
+  /** The window of `limit`, when stated (an IETF policy's `w`). */
+  readonly windowMs?: number | undefined;
+  /** Counted in a token bucket refilled continuously (OpenAI's and Anthropic's tokens). */
+  readonly bucket?: true | undefined;
 }
 
 type ResetReader = (value: string, nowEpochMs: number) => ReadDelay | undefined;
@@ -158,8 +162,9 @@ export function readTokenQuotas(headers: Headers, now: number): UnitQuota[] {
   const add = (unit: string, fields: QuotaFields | undefined) => {
     if (fields !== undefined) {
       const { remaining, limit, resetMs, resetPrecisionMs } = fields;
+      const bucket = true;
       quotas.push(
-        definedFields({ unit, remaining, limit, resetMs, resetPrecisionMs }) as UnitQuota,
+        definedFields({ unit, remaining, limit, resetMs, resetPrecisionMs, bucket }) as UnitQuota,
       );
     }
   };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { HttpResponse, http } from 'msw';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { perSecond } from '../../src/core/policy.js';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
@@ -276,5 +277,36 @@ describe('adjusting to the actual cost', () => {
     expect(() => createPacedFetch({ limits: perSecond(1), actualCost: 5 as never })).toThrow(
       '[fetch-pacer] Expected `actualCost` to be a function, got `5` (number)',
     );
+  });
+});
+
+describe('a RateLimit-Policy that names its unit (`qu`)', () => {
+  it('teaches that unit of a key that counts it, and not its requests', async () => {
+    const clock = createManualClock();
+    server.use(
+      http.post('https://units.test/*', () =>
+        HttpResponse.json(
+          { ok: true },
+          {
+            headers: {
+              'ratelimit-policy': '"req";q=100;w=1, "tok";q=2000;qu="tokens";w=1',
+              ratelimit: '"req";r=99;t=1, "tok";r=1500;t=1',
+            },
+          },
+        ),
+      ),
+    );
+    const pacedFetch = createPacedFetch({
+      limits: { requests: perSecond(1_000), tokens: perSecond(20_000) },
+      cost: () => ({ requests: 1, tokens: 500 }),
+      clock,
+    });
+    expect((await pacedFetch('https://units.test/v1/chat', { method: 'POST' })).status).toBe(200);
+    const units = pacedFetch.pacer.inspect('https://units.test').units;
+    expect(units?.['tokens']).toMatchObject({
+      limit: 2_000,
+      learned: { limit: 2_000, windowMs: 1_000, source: 'server' },
+    });
+    expect(units?.['requests']?.learned).toMatchObject({ limit: 100, windowMs: 1_000 });
   });
 });

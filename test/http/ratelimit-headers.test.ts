@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { ServerQuota } from '../../src/core/limiter.js';
+import { ietfUnitQuotas } from '../../src/http/ratelimit-headers.js';
 import {
   MAX_DELAY_MS,
   parseRateLimitHeaders,
@@ -146,6 +147,42 @@ describe('IETF RateLimit / RateLimit-Policy (draft-08 and later)', () => {
       remaining: 9,
       source: 'x-ratelimit',
     });
+  });
+});
+
+describe('IETF quota units (`qu`)', () => {
+  const headers = new Headers({
+    ratelimit: '"req";r=50;t=30, "bytes";r=10;t=30, "tok";r=1200;t=20, "tok2";r=900;t=40',
+    'ratelimit-policy':
+      '"req";q=100;w=60;qu="request", "bytes";q=1000000;qu="content-bytes";w=60, "tok";q=2000;qu="tokens";w=60, "tok2";q=5000;qu=tokens;w=3600',
+  });
+
+  it('reports on requests only: a quota in another unit is not a count of requests', () => {
+    // The bytes item has fewer remaining, but 10 bytes say nothing of the requests left.
+    expect(parseRateLimitHeaders(headers, NOW)).toEqual({
+      remaining: 50,
+      resetMs: 30_000,
+      limit: 100,
+      windowMs: 60_000,
+      policy: 'req',
+      source: 'ietf',
+    });
+  });
+
+  it('reads the other units apart, the most restrictive of each', () => {
+    expect(ietfUnitQuotas(headers)).toEqual([
+      { unit: 'content-bytes', remaining: 10, limit: 1_000_000, resetMs: 30_000, windowMs: 60_000 },
+      { unit: 'tokens', remaining: 900, limit: 5_000, resetMs: 40_000, windowMs: 3_600_000 },
+    ]);
+    expect(ietfUnitQuotas(new Headers({ ratelimit: '"a";r=1;t=1' }))).toEqual([]);
+  });
+
+  it('is not read when the only items are in other units', () => {
+    const bytes = new Headers({
+      ratelimit: '"bytes";r=10;t=30',
+      'ratelimit-policy': '"bytes";q=1000000;qu="content-bytes";w=60',
+    });
+    expect(parseRateLimitHeaders(bytes, NOW)).toBeUndefined();
   });
 });
 
