@@ -13,6 +13,7 @@ const SRC = resolve(import.meta.dirname, '../../src');
 /** The page: pacers on a `crossTabStore`, driven by the test through `window.harness`. */
 const PAGE_SCRIPT = `
 import { createPacer, defineStore } from '${SRC}/pacer/index.ts';
+import { resolvePolicy } from '${SRC}/core/policy.ts';
 import { crossTabStore } from '${SRC}/stores/cross-tab/index.ts';
 
 const sharedNow = () => performance.timeOrigin + performance.now();
@@ -93,6 +94,13 @@ window.harness = {
       worker.postMessage({ budget, key, calls, capacity });
     });
   },
+  /** This page's client of the store hears the server advertise \`learned\` for \`key\`. */
+  async learn(budget, key, policy, learned) {
+    const store = crossTabStore({ name: budget });
+    const call = { limits: [resolvePolicy(policy)], signal: new AbortController().signal };
+    await store.observe(key, { kind: 'policy', ...learned }, call);
+    store.close();
+  },
   /** Requests waiting for a Web Lock of this origin, by name. */
   async pendingLocks() {
     const { pending = [] } = await navigator.locks.query();
@@ -158,6 +166,7 @@ interface Harness {
     capacity: number,
   ): Promise<{ admitted: number; mode: string }>;
   startTake(budget: string, key: string, capacity: number): void;
+  learn(budget: string, key: string, policy: object, learned: object): Promise<void>;
   pendingLocks(): Promise<string[]>;
 }
 
@@ -292,6 +301,27 @@ describe('crossTabStore in chromium: four tabs, one bucket', () => {
     expect(took).toBeGreaterThanOrEqual((80 - capacity) / perMs - TOLERANCE_MS);
     expect(took).toBeLessThan((80 - capacity) / perMs + 2_000);
   }, 120_000);
+
+  it('paces every tab by the policy one tab heard the server advertise, spread evenly', async () => {
+    const [a, b, c] = pages as [Page, Page, Page];
+    // Every tab is configured far too generously; only the first heard the server: 5 a second.
+    const policy = { limit: 1_000, windowMs: 1_000 };
+    await harness(a, 'learn', 'learned', 'k', policy, { limit: 5, windowMs: 1_000 });
+    const lists = await Promise.all([
+      harness(b, 'queue', 'learned', 'k', 5, policy),
+      harness(c, 'queue', 'learned', 'k', 5, policy),
+    ]);
+    const starts = lists.flat().sort((x, y) => x - y);
+    const gaps = starts.slice(1).map((at, i) => at - (starts[i] as number));
+    console.info(
+      `[cross-tab] a learned 5 per second, 2 tabs x 5 calls: gaps ${gaps.map((gap) => Math.round(gap)).join(', ')} ms`,
+    );
+    // One start per 200 ms between both tabs (the hop from the store's decision to the task's
+    // clock reading forgives a little), where the generous policy alone started all 10 at once.
+    const TOLERANCE_MS = 25;
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200 - TOLERANCE_MS);
+    expect((starts.at(-1) as number) - (starts[0] as number)).toBeLessThan(9 * 200 + 1_000);
+  }, 60_000);
 
   it('is not wedged by a tab that closes mid-operation: its lock is released, its write undone', async () => {
     const [a, b] = pages as [Page, Page];
