@@ -4,7 +4,7 @@
  * command, and reports what it admitted. Not a test file itself.
  */
 import { createClient } from 'redis';
-import { perDay, resolvePolicy } from '../../src/core/policy.js';
+import { perDay, perSecond, resolvePolicy } from '../../src/core/policy.js';
 import { createPacedFetch } from '../../src/http/index.js';
 import { createPacer, isRateLimitError, RateLimitError } from '../../src/pacer/index.js';
 import { redisStore } from '../../src/stores/redis/index.js';
@@ -33,7 +33,15 @@ interface Fetches {
   readonly calls: number;
 }
 
-type Command = Burst | Takes | Fetches | { readonly type: 'exit' };
+/** Fire `calls` paced fetches at `url`, queued, configured far too generously (1,000 a second). */
+interface Generous {
+  readonly type: 'generous';
+  readonly prefix: string;
+  readonly url: string;
+  readonly calls: number;
+}
+
+type Command = Burst | Takes | Fetches | Generous | { readonly type: 'exit' };
 
 export interface WorkerResult {
   readonly admitted: number;
@@ -76,7 +84,7 @@ async function tally(calls: Promise<unknown>[], started: number): Promise<Worker
   return { admitted, denied, reasons, errors, statuses, ms: performance.now() - started };
 }
 
-async function run(command: Burst | Takes | Fetches): Promise<WorkerResult> {
+async function run(command: Burst | Takes | Fetches | Generous): Promise<WorkerResult> {
   const started = performance.now();
   const store = redisStore({ client, prefix: command.prefix });
   if (command.type === 'takes') {
@@ -99,6 +107,13 @@ async function run(command: Burst | Takes | Fetches): Promise<WorkerResult> {
     pacer.dispose();
     return result;
   }
+  if (command.type === 'generous') {
+    const pacedFetch = createPacedFetch({ limits: perSecond(1_000), store });
+    const calls = Array.from({ length: command.calls }, () => pacedFetch(command.url));
+    const result = await tally(calls, started);
+    pacedFetch.pacer.dispose();
+    return result;
+  }
   const pacedFetch = createPacedFetch({
     limits: perDay(1_000),
     mode: 'reject',
@@ -116,7 +131,6 @@ process.on('message', (command: Command) => {
     client.destroy();
     process.exit(0);
   }
-  if (command.type !== 'burst' && command.type !== 'takes' && command.type !== 'fetches') return;
   run(command).then(
     (result) => send({ type: 'result', result }),
     (error: unknown) => send({ type: 'error', error: String(error) }),

@@ -335,6 +335,53 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
       expect(admittedPerTrial).toEqual([1_000, 1_000, 1_000]);
     }, 120_000);
 
+    it("keeps all of them to the server's policy once one of them heard it, shared through Redis", async () => {
+      // The server advertises 40 a second on every answer (and counts nothing itself: the test
+      // checks the arrivals). Every process is configured at 1,000 a second.
+      const arrivals: number[] = [];
+      const server: Server = createServer((_request, response) => {
+        arrivals.push(performance.now());
+        response
+          .writeHead(200, { 'ratelimit-policy': '"p";q=40;w=1', ratelimit: '"p";r=39;t=1' })
+          .end('ok');
+      });
+      await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+      const target = `http://127.0.0.1:${(server.address() as { port: number }).port}/x`;
+      const prefix = `${run}:learned:`;
+      try {
+        const first = await ask(workers[0] as ChildProcess, {
+          type: 'generous',
+          prefix,
+          url: target,
+          calls: 1,
+        });
+        expect(first.statuses).toEqual({ 200: 1 });
+        arrivals.length = 0;
+        // Then every process fires 10 at once: 80 calls, which their own limits would send at once.
+        const results = await Promise.all(
+          workers.map((worker) =>
+            ask(worker, { type: 'generous', prefix, url: target, calls: 10 }),
+          ),
+        );
+        for (const result of results) expect(result.statuses).toEqual({ 200: 10 });
+        arrivals.sort((a, b) => a - b);
+        let most = 0;
+        for (const [i, at] of arrivals.entries()) {
+          const within = arrivals.slice(i).filter((other) => other < at + 1_000).length;
+          if (within > most) most = within;
+        }
+        const took = (arrivals.at(-1) as number) - (arrivals[0] as number);
+        console.info(
+          `[redis] 8 processes x 10 calls after one heard 40 per second: at most ${most} in any second, ${Math.round(took)} ms from the first to the last`,
+        );
+        // 40 a second spread evenly between the 8 (one per 25 ms): 41 in a second at most.
+        expect(most).toBeLessThanOrEqual(41);
+        expect(took).toBeGreaterThanOrEqual(79 * 25 - 100);
+      } finally {
+        server.close();
+      }
+    }, 30_000);
+
     it('stops all of them on one 429 with Retry-After, shared through Redis', async () => {
       const arrivals: number[] = [];
       const server: Server = createServer((_request, response) => {
