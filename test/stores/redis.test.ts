@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import fc from 'fast-check';
@@ -241,6 +241,18 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
     let dir: string;
     let workers: ChildProcess[] = [];
 
+    /** An API on a loopback port: `answer` gets each request's response and its arrival count. */
+    async function api(answer: (response: ServerResponse, count: number) => void) {
+      const arrivals: number[] = [];
+      const server: Server = createServer((_request, response) => {
+        arrivals.push(performance.now());
+        answer(response, arrivals.length);
+      });
+      await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+      const target = `http://127.0.0.1:${(server.address() as { port: number }).port}/x`;
+      return { arrivals, target, server };
+    }
+
     const ask = (worker: ChildProcess, command: unknown) =>
       new Promise<WorkerResult>((resolveResult, reject) => {
         const onMessage = (message: { type: string; result?: WorkerResult; error?: string }) => {
@@ -338,15 +350,11 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
     it("keeps all of them to the server's policy once one of them heard it, shared through Redis", async () => {
       // The server advertises 40 a second on every answer (and counts nothing itself: the test
       // checks the arrivals). Every process is configured at 1,000 a second.
-      const arrivals: number[] = [];
-      const server: Server = createServer((_request, response) => {
-        arrivals.push(performance.now());
+      const { arrivals, target, server } = await api((response) =>
         response
           .writeHead(200, { 'ratelimit-policy': '"p";q=40;w=1', ratelimit: '"p";r=39;t=1' })
-          .end('ok');
-      });
-      await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-      const target = `http://127.0.0.1:${(server.address() as { port: number }).port}/x`;
+          .end('ok'),
+      );
       const prefix = `${run}:learned:`;
       try {
         const first = await ask(workers[0] as ChildProcess, {
@@ -383,14 +391,10 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
     }, 30_000);
 
     it('stops all of them on one 429 with Retry-After, shared through Redis', async () => {
-      const arrivals: number[] = [];
-      const server: Server = createServer((_request, response) => {
-        arrivals.push(performance.now());
-        if (arrivals.length === 1) response.writeHead(429, { 'retry-after': '120' }).end();
+      const { arrivals, target, server } = await api((response, count) => {
+        if (count === 1) response.writeHead(429, { 'retry-after': '120' }).end();
         else response.writeHead(200).end('ok');
       });
-      await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-      const target = `http://127.0.0.1:${(server.address() as { port: number }).port}/x`;
       const prefix = `${run}:retry-after:`;
       try {
         // One process meets the 429: its paced fetch blocks the key (in Redis) for 120 s.
