@@ -241,6 +241,14 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
     let dir: string;
     let workers: ChildProcess[] = [];
 
+    /** Whether a key under `prefix` has `field` set to a number above 0 (the script wrote it). */
+    async function storedField(prefix: string, field: string): Promise<boolean> {
+      for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 100 })) {
+        for (const stored of keys) if (Number(await client.hGet(stored, field)) > 0) return true;
+      }
+      return false;
+    }
+
     /** An API on a loopback port: `answer` gets each request's response and its arrival count. */
     async function api(answer: (response: ServerResponse, count: number) => void) {
       const arrivals: number[] = [];
@@ -364,6 +372,10 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
           calls: 1,
         });
         expect(first.statuses).toEqual({ 200: 1 });
+        // The policy is written to Redis in the background: wait until it is there.
+        for (let tries = 0; !(await storedField(prefix, 'lq')); tries++) {
+          if (tries > 500) throw new Error('the learned policy never reached Redis');
+        }
         arrivals.length = 0;
         // Then every process fires 10 at once: 80 calls, which their own limits would send at once.
         const results = await Promise.all(
@@ -405,6 +417,11 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
           calls: 1,
         });
         expect(first.statuses).toEqual({ 429: 1 });
+        // The block is written to Redis in the background (best effort, like every store
+        // write): wait until it is there, as another process would find it.
+        for (let tries = 0; !(await storedField(prefix, 'b')); tries++) {
+          if (tries > 500) throw new Error('the block never reached Redis');
+        }
         // Then every process fires: none gets through, each told it is blocked.
         const results = await Promise.all(
           workers.map((worker) => ask(worker, { type: 'fetches', prefix, url: target, calls: 50 })),
