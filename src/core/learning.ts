@@ -251,7 +251,11 @@ export function applySignal(
   // server's knows better when the next permit frees (a sliding server's reset is when it is
   // empty again, not when its next permit frees).
   if (remaining === 0 && ends !== undefined && hasCredit(states, key, now)) {
+    // The block holds the key until the server counts afresh. Lowered to 0 as well, the key's
+    // own count would hold it a whole window of its own: a minute for a server whose window
+    // resets in 5 s.
     states.blockUntil(key, ends);
+    return;
   }
   states.stateFor(key, now)?.lowerRemaining(now, remaining);
 }
@@ -266,7 +270,13 @@ function nameLimit(state: Strategy | undefined, limit: number | undefined): void
 /** Whether `key` would still have a whole permit by its own count. */
 function hasCredit(states: KeyStates, key: string, now: number): boolean {
   const state = states.stateOf(key);
-  return state === undefined || state.level(now) >= 1 - EPSILON;
+  // A slow start counts requests in flight and the server's count, not when a permit frees:
+  // only the key's own policy may know that better than the server's reset.
+  const counted =
+    state instanceof WithLearned && state.learned?.counter instanceof SlowStart
+      ? state.base
+      : state;
+  return counted === undefined || counted.level(now) >= 1 - EPSILON;
 }
 
 /**

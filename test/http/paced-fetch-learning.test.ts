@@ -251,6 +251,34 @@ describe('createPacedFetch failures', () => {
 });
 
 describe('createPacedFetch slow start', () => {
+  it("waits for the reset when an answer says nothing is left: not a lone try, nor the key's own whole window", async () => {
+    const clock = createManualClock();
+    server.use(
+      http.get('https://api.test/*', () =>
+        HttpResponse.json(
+          {},
+          {
+            headers: {
+              'ratelimit-limit': '100',
+              'ratelimit-remaining': clock.now() < 5_000 ? '0' : '99',
+              'ratelimit-reset': String(Math.max(1, Math.ceil((5_000 - clock.now()) / 1_000))),
+            },
+          },
+        ),
+      ),
+    );
+    const { fetch, sent } = stampedFetch(clock);
+    // Its own window is a minute; the server's count resets in 5 s.
+    const pacedFetch = createPacedFetch({ limits: { limit: 100, windowMs: 60_000 }, fetch, clock });
+    await pacedFetch('https://api.test/first');
+    const second = pacedFetch('https://api.test/second');
+    await drive(clock, pacedFetch.pacer, 20_000);
+    expect((await second).status).toBe(200);
+    // Before: sent at once past the slow start's count of 0 (a refusal from a real server), or,
+    // blocked, held until its own window of 60 s had passed.
+    expect(sent.map((request) => request.at)).toEqual([0, 5_000]);
+  });
+
   it('starts a key with one request in flight, one more per answer, and rejects none for `maxWaitMs` behind it', async () => {
     const clock = createManualClock();
     let inFlight = 0;
