@@ -137,11 +137,23 @@ function windowOf(report: ServerQuotaReport, precisionMs: number): number | unde
     resetFull === true
       ? (resetMs * limit) / (limit - remaining)
       : remaining === limit - 1
-        ? Math.ceil(resetMs / precisionMs) * precisionMs
+        ? wholeSecondAbove(Math.ceil(resetMs / precisionMs) * precisionMs)
         : undefined;
   return windowMs !== undefined && (resetMs >= 10 * precisionMs || resetMs % precisionMs === 0)
     ? windowMs
     : undefined;
+}
+
+/**
+ * A fixed window read from the reset of the answer that opened it is short of the server's by
+ * the time that answer took to be read
+ * (koa-ratelimit's 1 s read as 991 ms when the client was busy at its first answer, and 60 per
+ * 991 ms put a 61st request in a window now and then). Servers set whole seconds: a window
+ * within a tenth under one is taken to be it. Rounding up only ever paces slower.
+ */
+function wholeSecondAbove(windowMs: number): number {
+  const whole = Math.ceil(windowMs / 1000) * 1000;
+  return whole <= windowMs * 1.1 ? whole : windowMs;
 }
 
 function cappedPolicy(

@@ -233,6 +233,26 @@ describe('quotaForCore', () => {
     ).toEqual({ remaining: 5 });
   });
 
+  it('infers a window from the answer that opened it, a whole second when within a tenth under one', () => {
+    const opening = {
+      remaining: 59,
+      limit: 60,
+      resetPrecisionMs: 1,
+      source: 'x-ratelimit',
+    } as const;
+    // koa-ratelimit's 1 s read 9 ms late: 991 ms would pace a 61st request into the window.
+    expect(quotaForCore({ ...opening, resetMs: 991 }, false)).toMatchObject({
+      windowMs: 1_000,
+      inferred: true,
+    });
+    expect(quotaForCore({ ...opening, resetMs: 59_400 }, false)).toMatchObject({
+      windowMs: 60_000,
+    });
+    // Further under a whole second, it is taken as read.
+    expect(quotaForCore({ ...opening, resetMs: 850 }, false)).toMatchObject({ windowMs: 850 });
+    expect(quotaForCore({ ...opening, resetMs: 450 }, false)).toMatchObject({ windowMs: 450 });
+  });
+
   it('reads a whole-second reset within 2 s as its earliest on an answer with nothing left', () => {
     const report = { remaining: 0, resetMs: 1800, limit: 10, source: 'x-ratelimit' } as const;
     expect(quotaForCore(report, false)).toEqual({ remaining: 0, resetMs: 800, limit: 10 });
