@@ -479,6 +479,16 @@ export function learnedPolicyOf(state: Strategy | undefined): LearnedPolicy | un
     : learned.policy;
 }
 
+/**
+ * The sustained rate (permits per ms) of a policy of `ratePerMs` that learned `learned`: the
+ * slower of the two. A slow start (`windowMs` 0) paces by answers, not by time.
+ */
+export function learnedRatePerMs(ratePerMs: number, learned: LearnedPolicy | undefined): number {
+  if (learned === undefined || !(learned.windowMs > 0)) return ratePerMs;
+  const perMs = learned.limit / learned.windowMs;
+  return perMs < ratePerMs ? perMs : ratePerMs;
+}
+
 /** The learned counter of a key's state (its capacity bounds the key's), if any. */
 export function learnedCounterOf(state: Strategy | undefined): Strategy | undefined {
   return state instanceof WithLearned ? state.learned?.counter : undefined;

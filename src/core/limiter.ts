@@ -15,6 +15,7 @@ import {
   type KeyStates,
   type LearnedPolicy,
   learnedCounterOf,
+  learnedRatePerMs,
   learnedPolicyOf,
 } from './learning.js';
 import { assertSignal, type ServerSignal } from './signal.js';
@@ -296,7 +297,7 @@ export class RateLimiter {
     return {
       capacity: Math.min(capacity, learnedCounterOf(state)?.capacity ?? capacity),
       limit: Math.min(limit, learned.limit),
-      ratePerMs: Math.min(ratePerMs, learned.limit / learned.windowMs),
+      ratePerMs: learnedRatePerMs(ratePerMs, learned),
       learned,
     };
   }

@@ -5,6 +5,7 @@ import {
   type KeyStates,
   type LearnedPolicy,
   learnedCounterOf,
+  learnedRatePerMs,
   learnedPolicyOf,
 } from './learning.js';
 import type { Policy } from './policy.js';
@@ -208,13 +209,11 @@ export function inspectUnits(
     const part = holder.parts[index] as Strategy;
     const learned = learnedPolicyOf(part);
     const { capacity, limit, ratePerMs } = unit.compiled;
-    const learnedPerMs =
-      learned !== undefined && learned.windowMs > 0 ? learned.limit / learned.windowMs : ratePerMs;
     inspection[unit.name] = Object.freeze({
       level: holder.levelOf(index, now),
       capacity: Math.min(capacity, learnedCounterOf(part)?.capacity ?? capacity),
       limit: Math.min(limit, learned?.limit ?? limit),
-      ratePerMs: Math.min(ratePerMs, learnedPerMs),
+      ratePerMs: learnedRatePerMs(ratePerMs, learned),
       ...(learned === undefined ? {} : { learned }),
     });
   });

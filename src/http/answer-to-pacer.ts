@@ -146,10 +146,10 @@ function windowOf(report: ServerQuotaReport, precisionMs: number): number | unde
 
 /**
  * A fixed window read from the reset of the answer that opened it is short of the server's by
- * the time that answer took to be read
- * (koa-ratelimit's 1 s read as 991 ms when the client was busy at its first answer, and 60 per
- * 991 ms put a 61st request in a window now and then). Servers set whole seconds: a window
- * within a tenth under one is taken to be it. Rounding up only ever paces slower.
+ * the time that answer took to be read (koa-ratelimit's 1 s read as 991 ms when the client was
+ * busy at its first answer, and 60 per 991 ms put a 61st request in a window now and then).
+ * Servers set whole seconds: a window within a tenth under one is taken to be it. Rounding up
+ * only ever paces slower.
  */
 function wholeSecondAbove(windowMs: number): number {
   const whole = Math.ceil(windowMs / 1000) * 1000;

@@ -111,7 +111,27 @@ export function parseRateLimitHeaders(
   headers: Headers,
   nowEpochMs: number,
 ): ServerQuotaReport | undefined {
-  const ietf = fromIetf(headers) ?? fromDraft7(headers) ?? fromDraft6(headers, nowEpochMs);
+  return quotaOf(headers, nowEpochMs, serviceLimits(headers));
+}
+
+/**
+ * `parseRateLimitHeaders` and `ietfUnitQuotas` of one response, its IETF fields read once (what
+ * `readServerAnswer` needs of every answer).
+ */
+export function readRateLimitFields(
+  headers: Headers,
+  nowEpochMs: number,
+): { readonly quota: ServerQuotaReport | undefined; readonly units: UnitQuota[] } {
+  const limits = serviceLimits(headers);
+  return { quota: quotaOf(headers, nowEpochMs, limits), units: unitQuotasOf(limits) };
+}
+
+function quotaOf(
+  headers: Headers,
+  nowEpochMs: number,
+  limits: readonly ServiceLimitOf[],
+): ServerQuotaReport | undefined {
+  const ietf = fromIetf(limits) ?? fromDraft7(headers) ?? fromDraft6(headers, nowEpochMs);
   if (ietf !== undefined) return ietf;
   for (const [source, read] of VENDORS) {
     const fields = read(headers, nowEpochMs);
@@ -177,9 +197,9 @@ function serviceLimits(headers: Headers): ServiceLimitOf[] {
 
 const REQUESTS = 'requests';
 
-function fromIetf(headers: Headers): ServerQuotaReport | undefined {
+function fromIetf(limits: readonly ServiceLimitOf[]): ServerQuotaReport | undefined {
   let chosen: ServiceLimitOf | undefined;
-  for (const candidate of serviceLimits(headers)) {
+  for (const candidate of limits) {
     // A quota in another unit (`qu="content-bytes"`) says nothing of requests: see `ietfUnitQuotas`.
     if (candidate.unit !== REQUESTS) continue;
     if (chosen === undefined || moreRestrictive(candidate, chosen)) chosen = candidate;
@@ -200,8 +220,12 @@ function fromIetf(headers: Headers): ServerQuotaReport | undefined {
  * the most restrictive per unit: a key that counts the unit learns it there, any other ignores it.
  */
 export function ietfUnitQuotas(headers: Headers): UnitQuota[] {
+  return unitQuotasOf(serviceLimits(headers));
+}
+
+function unitQuotasOf(limits: readonly ServiceLimitOf[]): UnitQuota[] {
   const chosen = new Map<string, ServiceLimitOf>();
-  for (const candidate of serviceLimits(headers)) {
+  for (const candidate of limits) {
     const { unit } = candidate;
     if (unit === REQUESTS || unit === '') continue;
     const current = chosen.get(unit);

@@ -7,11 +7,7 @@
 import { type BodyHint, parseBodyHint } from './body-hint.js';
 import { trimSpaces } from './duration.js';
 import { parseHttpDate } from './http-date.js';
-import {
-  ietfUnitQuotas,
-  parseRateLimitHeaders,
-  type ServerQuotaReport,
-} from './ratelimit-headers.js';
+import { readRateLimitFields, type ServerQuotaReport } from './ratelimit-headers.js';
 import { parseRetryAfter, parseRetryAfterMs } from './retry-after.js';
 import { readTokenQuotas, type UnitQuota } from './vendor-headers.js';
 
@@ -68,8 +64,8 @@ export const CLOCK_SKEW_MS = 2000;
 export function readServerAnswer(input: AnswerInput): ServerAnswer | undefined {
   const { status, headers, body } = input;
   const now = serverNow(headers, input.nowEpochMs);
-  const quota = parseRateLimitHeaders(headers, now);
-  const units = [...readTokenQuotas(headers, now), ...ietfUnitQuotas(headers)];
+  const { quota, units: ietfUnits } = readRateLimitFields(headers, now);
+  const units = [...readTokenQuotas(headers, now), ...ietfUnits];
   const hint = body === undefined ? undefined : parseBodyHint(body);
   const retryAfterMs = refineByReset(waitOf(headers, now, hint), quota, headers);
   const refused =

@@ -162,9 +162,15 @@ export function readTokenQuotas(headers: Headers, now: number): UnitQuota[] {
   const add = (unit: string, fields: QuotaFields | undefined) => {
     if (fields !== undefined) {
       const { remaining, limit, resetMs, resetPrecisionMs } = fields;
-      const bucket = true;
       quotas.push(
-        definedFields({ unit, remaining, limit, resetMs, resetPrecisionMs, bucket }) as UnitQuota,
+        definedFields({
+          unit,
+          remaining,
+          limit,
+          resetMs,
+          resetPrecisionMs,
+          bucket: true,
+        }) as UnitQuota,
       );
     }
   };

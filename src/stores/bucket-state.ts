@@ -113,6 +113,13 @@ function fresh(policy: ResolvedPolicy): number {
   return policy.algorithm === 'gcra' ? 0 : policy.capacity;
 }
 
+/** GCRA: ms of debt at `at` of `debt` ms ahead of `stamp`, never negative. */
+function debtAt(stamp: number, debt: number, at: number): number {
+  const elapsed = at - stamp;
+  if (!(elapsed > 0)) return debt;
+  return debt > elapsed ? debt - elapsed : 0;
+}
+
 /** One policy of a state, with the core's admission test for `settleRetry`. */
 class Part implements Admits {
   constructor(
@@ -131,10 +138,7 @@ class Part implements Admits {
 
   /** GCRA: ms of debt at `at`, never negative. */
   debtAt(at: number): number {
-    const elapsed = at - this.stamp;
-    const ahead = this.value;
-    if (!(elapsed > 0)) return ahead;
-    return ahead > elapsed ? ahead - elapsed : 0;
+    return debtAt(this.stamp, this.value, at);
   }
 
   tokensAt(at: number): number {
@@ -196,10 +200,7 @@ class LearnedPart {
   }
 
   debtAt(at: number): number {
-    const { stamp, debt } = this.learned;
-    const elapsed = at - stamp;
-    if (!(elapsed > 0)) return debt;
-    return debt > elapsed ? debt - elapsed : 0;
+    return debtAt(this.learned.stamp, this.learned.debt, at);
   }
 
   decide(now: number, cost: number, take: boolean): Decision {
@@ -224,7 +225,7 @@ class LearnedPart {
 type AnyPart = Part | LearnedPart;
 
 function parts(state: BucketState, limits: Limits): AnyPart[] {
-  const all: AnyPart[] = limits.map((policy, index) => new Part(policy, state, index));
+  const all: AnyPart[] = ownParts(state, limits);
   if (state.learned !== undefined) all.push(new LearnedPart(state.learned));
   return all;
 }

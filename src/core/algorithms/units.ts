@@ -154,8 +154,8 @@ export class Units implements Strategy {
 
   /** The server's count in the main unit (a signal that names none). */
   lowerRemaining(now: number, remaining: number): void {
-    this.#credit[0] = 0;
     (this.parts[0] as Strategy).lowerRemaining(now, remaining);
+    this.heardCount(now, undefined, remaining);
   }
 
   /**
