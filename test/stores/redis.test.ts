@@ -249,6 +249,24 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
       return false;
     }
 
+    /**
+     * The first process sends one call to `url`, and what its answer taught is in Redis: the
+     * store writes in the background (best effort, like every store write), so this waits
+     * until the hash has `field`, as another process would find it.
+     */
+    async function firstHears(
+      type: 'generous' | 'fetches',
+      prefix: string,
+      url: string,
+      field: string,
+    ): Promise<WorkerResult> {
+      const result = await ask(workers[0] as ChildProcess, { type, prefix, url, calls: 1 });
+      for (let tries = 0; !(await storedField(prefix, field)); tries++) {
+        if (tries > 500) throw new Error(`\`${field}\` never reached Redis`);
+      }
+      return result;
+    }
+
     /** An API on a loopback port: `answer` gets each request's response and its arrival count. */
     async function api(answer: (response: ServerResponse, count: number) => void) {
       const arrivals: number[] = [];
@@ -365,17 +383,9 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
       );
       const prefix = `${run}:learned:`;
       try {
-        const first = await ask(workers[0] as ChildProcess, {
-          type: 'generous',
-          prefix,
-          url: target,
-          calls: 1,
-        });
+        // The first process hears the policy; Redis holds it (`lq`) before the others fire.
+        const first = await firstHears('generous', prefix, target, 'lq');
         expect(first.statuses).toEqual({ 200: 1 });
-        // The policy is written to Redis in the background: wait until it is there.
-        for (let tries = 0; !(await storedField(prefix, 'lq')); tries++) {
-          if (tries > 500) throw new Error('the learned policy never reached Redis');
-        }
         arrivals.length = 0;
         // Then every process fires 10 at once: 80 calls, which their own limits would send at once.
         const results = await Promise.all(
@@ -409,19 +419,9 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
       });
       const prefix = `${run}:retry-after:`;
       try {
-        // One process meets the 429: its paced fetch blocks the key (in Redis) for 120 s.
-        const first = await ask(workers[0] as ChildProcess, {
-          type: 'fetches',
-          prefix,
-          url: target,
-          calls: 1,
-        });
+        // One process meets the 429: its paced fetch blocks the key (in Redis, `b`) for 120 s.
+        const first = await firstHears('fetches', prefix, target, 'b');
         expect(first.statuses).toEqual({ 429: 1 });
-        // The block is written to Redis in the background (best effort, like every store
-        // write): wait until it is there, as another process would find it.
-        for (let tries = 0; !(await storedField(prefix, 'b')); tries++) {
-          if (tries > 500) throw new Error('the block never reached Redis');
-        }
         // Then every process fires: none gets through, each told it is blocked.
         const results = await Promise.all(
           workers.map((worker) => ask(worker, { type: 'fetches', prefix, url: target, calls: 50 })),
