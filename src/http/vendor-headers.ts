@@ -103,14 +103,16 @@ export function fromXRateLimit(headers: Headers, nowEpochMs: number): QuotaField
   const remaining =
     stated ?? (limit !== undefined && used !== undefined ? limit - used : undefined);
   if (remaining === undefined) return undefined;
+  // A negative count (a buggy server) is read as 0, here and in the limit it would derive.
+  const left = Math.max(0, remaining);
   const after = trimSpaces(headers.get('x-ratelimit-reset-after') ?? '');
   const reset =
     (/^\d{1,15}(?:\.\d{1,15})?$/.test(after) ? legacyReset(after, 0) : undefined) ??
     legacyReset(trimSpaces(headers.get('x-ratelimit-reset') ?? ''), nowEpochMs);
   const name = headers.get('x-ratelimit-bucket') ?? headers.get('x-ratelimit-resource') ?? '';
   return {
-    remaining: Math.max(0, remaining),
-    limit: limit ?? (used !== undefined && stated !== undefined ? used + stated : undefined),
+    remaining: left,
+    limit: limit ?? (used !== undefined && stated !== undefined ? used + left : undefined),
     resetMs: reset?.ms,
     resetPrecisionMs: reset?.precisionMs,
     // An empty name names nothing: `|| undefined` drops it.

@@ -133,6 +133,11 @@ describe('X-RateLimit-*', () => {
       { remaining: 0, source: 'x-ratelimit' },
     ],
     [
+      'a negative remaining as 0 in the limit Reddit’s used gives too',
+      { 'x-ratelimit-remaining': '-999999999999999', 'x-ratelimit-used': '7' },
+      { remaining: 0, limit: 7, source: 'x-ratelimit' },
+    ],
+    [
       'a decimal count, truncated (Reddit sends 575.0)',
       { 'x-ratelimit-remaining': '575.0', 'x-ratelimit-used': '25' },
       { remaining: 575, limit: 600, source: 'x-ratelimit' },
