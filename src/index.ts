@@ -65,6 +65,7 @@ export {
   type ScheduleOptions,
   type Store,
   type StoreCall,
+  type StoreCost,
   type StoreEvent,
   type TaskProgress,
 } from './pacer/index.js';

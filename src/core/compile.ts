@@ -86,16 +86,11 @@ export function compilePolicy(input: PolicyInput, field: string): CompiledPolicy
 export function policyResolver(
   input: PolicyInput | PolicyResolver,
   field: string,
-  check?: (policies: readonly ResolvedPolicy[]) => void,
+  check?: (compiled: CompiledPolicy, field: string) => void,
 ): (key: string) => CompiledPolicy {
   const compile = (policy: PolicyInput, name: string) => {
     const compiled = compilePolicy(policy, name);
-    if (check !== undefined && compiled.units !== undefined) {
-      throw new TypeError(
-        `[fetch-pacer] \`${name}\` gives limits per unit, which count in the pacer's own memory only: a shared store counts one unit. Leave out \`store\`, or give one policy.`,
-      );
-    }
-    check?.(compiled.policies);
+    check?.(compiled, name);
     return compiled;
   };
   if (typeof input !== 'function') {

@@ -343,11 +343,10 @@ export class RateLimiter {
     const units = state instanceof Units ? state : new Units(compiled.units);
     const blocked = this.blockedDecision(key, now, 0, undefined, compiled.limit);
     if (blocked === undefined) return units.decide(now, amounts, take);
-    // Past the block every unit must still allow it: wait for both.
+    // Past the block every unit must still allow it: wait for both, as for a key of one unit.
     const rate = units.decide(now, amounts, false);
-    if (rate.retryAfterMs <= blocked.retryAfterMs) return blocked;
-    const { retryAfterMs, resetMs } = rate;
-    return deny('blocked', retryAfterMs, 0, Math.max(resetMs, blocked.resetMs), rate.limit);
+    const retryAfterMs = Math.max(rate.retryAfterMs, blocked.retryAfterMs);
+    return deny('blocked', retryAfterMs, 0, Math.max(rate.resetMs, blocked.resetMs), rate.limit);
   }
 
   /** The state of `key`, made if it has none and there is room for it (`undefined` if not). */

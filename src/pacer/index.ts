@@ -13,7 +13,7 @@ export {
 } from './errors.js';
 export type { PacerClock, PacerMode, PacerOptions } from './options.js';
 export { createPacer } from './pacer.js';
-export type { Store, StoreCall, StoreEvent } from './store-contract.js';
+export type { Store, StoreCall, StoreCost, StoreEvent } from './store-contract.js';
 export type {
   KeyInspection,
   Pacer,

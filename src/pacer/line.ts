@@ -160,7 +160,7 @@ export class Line<T extends LineNode> {
 }
 
 /** Adds `sign` times each amount of `amounts` to `total`. */
-function addUnits(total: Record<string, number>, amounts: UnitCosts, sign: 1 | -1): void {
+export function addUnits(total: Record<string, number>, amounts: UnitCosts, sign: 1 | -1): void {
   for (const unit of Object.keys(amounts)) {
     total[unit] = (total[unit] ?? 0) + sign * (amounts[unit] ?? 0);
   }

@@ -1,6 +1,6 @@
 import type { Decision } from '../core/decision.js';
 import type { ServerSignal } from '../core/signal.js';
-import type { Cost } from '../core/units.js';
+import type { Cost, UnitCosts } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
 import type { Permits, SchedulerCore } from './permits.js';
 import { denyBehind, inspectKey, project, projectUnits } from './projection.js';
@@ -183,6 +183,10 @@ export class LocalPermits implements Permits {
   observe(_key: string, _signal: ServerSignal): void {}
 
   blockUntil(_key: string, _until: number): void {}
+
+  adjust(key: string, delta: UnitCosts): void {
+    this.core.limiter.adjust(key, delta);
+  }
 
   inspect(key: string): KeyInspection {
     const { limiter, waiting } = this.core;

@@ -2,7 +2,7 @@ import type { Ticker } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
 import type { RateLimiter } from '../core/limiter.js';
 import type { ServerSignal } from '../core/signal.js';
-import type { Cost } from '../core/units.js';
+import type { Cost, UnitCosts } from '../core/units.js';
 import type { RateLimitError } from './errors.js';
 import type { ResolvedPacerOptions } from './options.js';
 import type { Store } from './store-contract.js';
@@ -36,6 +36,8 @@ export interface Permits {
   /** The server's word: the limiter has it already; a store hears it too. */
   observe(key: string, signal: ServerSignal): void;
   blockUntil(key: string, until: number): void;
+  /** `pacer.adjust`: the key's limits per unit are charged or given back `delta` (checked here). */
+  adjust(key: string, delta: UnitCosts): void;
   inspect(key: string): KeyInspection;
   /** The pacer is disposed: stop listening to the store, let it drop its waits. */
   dispose(): void;

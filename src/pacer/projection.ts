@@ -45,7 +45,14 @@ export function projectUnits(
     fits[name] = fit;
     if (total > fit) restMs = Math.max(restMs, (total - fit) / unit.ratePerMs);
   }
-  const first = limiter.peek(key, fits);
+  return projectRest(limiter.peek(key, fits), restMs);
+}
+
+/**
+ * A projection from `first`, what a peek for the amounts that fit each unit's capacity
+ * answered, and `restMs`, the time the slowest unit needs for the rest at its sustained rate.
+ */
+export function projectRest(first: Decision, restMs: number): Decision {
   if (first.allowed && restMs === 0) return first;
   const wait = first.retryAfterMs + wholeMs(restMs);
   const remaining = first.allowed ? 0 : first.remaining;

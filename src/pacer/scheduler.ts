@@ -166,7 +166,7 @@ export class Scheduler implements SchedulerCore {
   adjust(key: string, delta: UnitCosts): void {
     if (this.disposed) throw new PacerDisposedError();
     assertKey(key);
-    this.limiter.adjust(key, delta);
+    this.permits.adjust(key, delta);
     this.retime(key);
   }
 

@@ -15,11 +15,29 @@ export const PERMITS: unique symbol = Symbol.for('fetch-pacer.store-permits') as
  * derives from it (a script's arguments, a fallback limiter).
  */
 export interface StoreCall {
-  /** The key's policies, validated, defaults filled in; with several, all must allow. */
+  /**
+   * The key's policies, validated, defaults filled in; with several, all must allow. For limits
+   * per unit (`{ requests, tokens }`), every unit's policies, the main unit's first.
+   */
   readonly limits: readonly ResolvedPolicy[];
+  /**
+   * For limits per unit only: the unit of each policy of `limits` (`['requests', 'tokens']`).
+   * A server signal that names a unit (`unit: 'tokens'`) speaks of that unit's policies; one
+   * that names none, of the first unit's. Absent: the key counts one unit, and a signal in
+   * another unit than `'requests'` is not about it.
+   */
+  readonly units?: readonly string[];
   /** Aborted when the pacer is disposed: stop waiting (for a lock, a retry) and reject. */
   readonly signal: AbortSignal;
 }
+
+/**
+ * What a request costs, as a store is asked for it: a number charges that many permits of every
+ * policy of the key; an array, `cost[i]` of policy `i` of `StoreCall.limits` (a request of a key
+ * with limits per unit: `[1, 812]` for one request and 812 tokens). An amount of 0 is always
+ * allowed by that policy (the request needs none of its unit).
+ */
+export type StoreCost = number | readonly number[];
 
 /** A store's news about a key that this pacer did not cause (another tab, another process). */
 export interface StoreEvent {
@@ -63,7 +81,7 @@ export interface Store {
    */
   check?(limits: readonly ResolvedPolicy[]): void;
   /** Decides for `key` and, when allowed, takes `cost` permits, atomically. */
-  take(key: string, cost: number, call: StoreCall): Decision | Promise<Decision>;
+  take(key: string, cost: StoreCost, call: StoreCall): Decision | Promise<Decision>;
   /**
    * Decides several requests of `key` in one atomic step, in order, exactly as `take` for each
    * with nobody else in between. With `stopAtDenial` it stops after the first denial (the
@@ -72,12 +90,12 @@ export interface Store {
    */
   takeMany?(
     key: string,
-    costs: readonly number[],
+    costs: readonly StoreCost[],
     stopAtDenial: boolean,
     call: StoreCall,
   ): readonly Decision[] | Promise<readonly Decision[]>;
   /** What `take` would answer now, taking nothing (for `maxWaitMs`). */
-  peek(key: string, cost: number, call: StoreCall): Decision | Promise<Decision>;
+  peek(key: string, cost: StoreCost, call: StoreCall): Decision | Promise<Decision>;
   /**
    * The server said "not for `ms` from now": deny every take of `key` until then, for every
    * client of the store. A later block wins over an earlier one; none shortens another. Best
@@ -93,6 +111,14 @@ export interface Store {
    * (`SharedLearned`). Best effort, like `block`. Optional.
    */
   observe?(key: string, signal: ServerSignal, call: StoreCall): void | Promise<void>;
+  /**
+   * The real cost of a request of `key` that started is known (an LLM answer's `usage`):
+   * policy `i` is charged `amounts[i]` more, or given it back where negative, at once and
+   * whatever its credit (`pacer.adjust`). A charge beyond the credit is a debt the refill pays
+   * before the policy allows more; a give-back never fills a policy past its capacity. Best
+   * effort, like `block`. Optional: without it the store keeps what each request was paced on.
+   */
+  adjust?(key: string, amounts: readonly number[], call: StoreCall): void | Promise<void>;
   /** Tells `listener` about changes made elsewhere. Returns the unsubscribe. Optional. */
   subscribe?(listener: (event: StoreEvent) => void): () => void;
 }

@@ -6,11 +6,19 @@ import {
   type PolicySummary,
   policyResolver,
 } from '../core/compile.js';
+import type { ResolvedPolicy } from '../core/policy.js';
 import type { ServerSignal } from '../core/signal.js';
+import {
+  type Cost,
+  noUnitsError,
+  type UnitCosts,
+  type UnitPolicy,
+  unitVector,
+} from '../core/units.js';
 import { StoreLevels } from './store-levels.js';
 import { behind, projectFrom } from './projection.js';
 import { report } from './snapshots.js';
-import type { Store, StoreCall, StoreEvent } from './store-contract.js';
+import type { Store, StoreCall, StoreCost, StoreEvent } from './store-contract.js';
 
 /** Most tasks of one key decided in one store call: bounds the work a lock or script holds. */
 export const MAX_BATCH = 64;
@@ -34,8 +42,9 @@ export class StoreLink {
     onEvent: (event: StoreEvent) => void,
   ) {
     // A store that cannot count a static policy says so now, from createPacer.
-    // Always a check, even for a store without its own: limits per unit are refused there.
-    this.limitsOf = policyResolver(limits, 'limits', (policies) => store.check?.(policies));
+    this.limitsOf = policyResolver(limits, 'limits', (compiled, field) =>
+      checkStoreLimits(store, compiled, field),
+    );
     this.unsubscribe = store.subscribe?.((event) => {
       if (!this.lifetime.signal.aborted) onEvent(event);
     });
@@ -63,12 +72,13 @@ export class StoreLink {
     }
     const call = this.call(key);
     if (queuedCost === undefined) {
-      const decision = answeredNow(this.store.take(key, cost, call));
+      const decision = answeredNow(this.store.take(key, this.costOf(key, cost), call));
       this.echoes.record(key, decision.remaining, now, info);
       return decision;
     }
     const total = queuedCost + cost;
-    const first = answeredNow(this.store.peek(key, Math.min(total, info.capacity), call));
+    const fits = this.costOf(key, Math.min(total, info.capacity));
+    const first = answeredNow(this.store.peek(key, fits, call));
     return behind(projectFrom(first, info, total));
   }
 
@@ -81,21 +91,21 @@ export class StoreLink {
    * Decides `costs` (tasks of `key` in line order) in one call: `takeMany` for several when the
    * store has it, else `take` for the first alone. A store that throws answers a rejection.
    */
-  ask(key: string, costs: readonly number[], stopAtDenial: boolean): Answers {
+  ask(key: string, costs: readonly StoreCost[], stopAtDenial: boolean): Answers {
     const { store } = this;
     try {
       const call = this.call(key);
       if (costs.length > 1 && store.takeMany !== undefined) {
         return store.takeMany(key, costs, stopAtDenial, call);
       }
-      const answer = store.take(key, costs[0] as number, call);
+      const answer = store.take(key, costs[0] as StoreCost, call);
       return isPromise(answer) ? answer.then((decision) => [decision]) : [answer];
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  peek(key: string, cost: number): Decision | Promise<Decision> {
+  peek(key: string, cost: StoreCost): Decision | Promise<Decision> {
     try {
       return this.store.peek(key, cost, this.call(key));
     } catch (error) {
@@ -116,6 +126,58 @@ export class StoreLink {
     }
   }
 
+  /**
+   * `cost` as the store of `key` is asked for it: a number for a key of one unit; for limits
+   * per unit one amount per policy, each its unit's (a number is in the main unit). Throws, as
+   * the limiter does, for a unit the key does not count.
+   */
+  costOf(key: string, cost: Cost): StoreCost {
+    const { units } = this.limitsOf(key);
+    if (units === undefined) {
+      if (typeof cost !== 'number') throw noUnitsError(key, 'cost');
+      return cost;
+    }
+    return perPolicy(units, typeof cost === 'number' ? [cost] : unitVector(units, cost, 'cost'));
+  }
+
+  /**
+   * `maxWaitMs` for a key with limits per unit (see `projectUnits`): of `totals`, the amounts
+   * per unit of the tasks ahead and the task's own, what a peek can ask for (each policy's
+   * capacity), and the ms the slowest policy needs for the rest at its sustained rate.
+   */
+  unitsFit(
+    key: string,
+    totals: Readonly<Record<string, number>>,
+  ): { readonly fits: StoreCost; readonly restMs: number } {
+    const { units = [] } = this.limitsOf(key);
+    const fits: number[] = [];
+    let restMs = 0;
+    for (const unit of units) {
+      const total = totals[unit.name] ?? 0;
+      for (const { capacity, limit, windowMs } of unit.compiled.policies) {
+        const fit = Math.min(total, Math.floor(capacity));
+        fits.push(fit);
+        if (total > fit) restMs = Math.max(restMs, ((total - fit) * windowMs) / limit);
+      }
+    }
+    return { fits, restMs };
+  }
+
+  /**
+   * `pacer.adjust` of a key with limits per unit: the store charges or gives back `delta`
+   * (`Store.adjust`); best effort, like `block`. A store without `adjust` keeps what each
+   * request was paced on.
+   */
+  adjust(key: string, delta: UnitCosts): void {
+    const { units } = this.limitsOf(key);
+    if (units === undefined) throw noUnitsError(key, 'delta');
+    const amounts = unitVector(units, delta, 'delta', true);
+    const { store } = this;
+    if (store.adjust === undefined || amounts.every((amount) => amount === 0)) return;
+    const each = perPolicy(units, amounts);
+    this.quietly(() => store.adjust?.(key, each, this.call(key)));
+  }
+
   record(key: string, decision: Decision, at: number, info: PolicySummary): void {
     this.echoes.record(key, decision.remaining, at, info);
   }
@@ -131,7 +193,7 @@ export class StoreLink {
   }
 
   private call(key: string): StoreCall {
-    return { limits: this.limitsOf(key).policies, signal: this.lifetime.signal };
+    return { ...storeLimitsOf(this.limitsOf(key)), signal: this.lifetime.signal };
   }
 
   private quietly(work: () => void | Promise<void>): void {
@@ -142,6 +204,57 @@ export class StoreLink {
       report(error);
     }
   }
+}
+
+/** A key's policies as a store gets them (see `StoreCall`): every unit's, and each one's unit. */
+export interface StoreLimits {
+  readonly limits: readonly ResolvedPolicy[];
+  readonly units?: readonly string[];
+}
+
+const storeLimits = new WeakMap<CompiledPolicy, StoreLimits>();
+
+/**
+ * The policies of `compiled` as a store counts them: one flat, frozen list (the main unit's
+ * first) with the unit of each, for limits per unit; the policies themselves otherwise. The
+ * same object for the same compiled policy, so a store may cache what it derives from it.
+ */
+export function storeLimitsOf(compiled: CompiledPolicy): StoreLimits {
+  let found = storeLimits.get(compiled);
+  if (found === undefined) {
+    const { units } = compiled;
+    found =
+      units === undefined
+        ? { limits: compiled.policies }
+        : {
+            limits: Object.freeze(units.flatMap((unit) => unit.compiled.policies)),
+            units: Object.freeze(
+              units.flatMap((unit) => unit.compiled.policies.map(() => unit.name)),
+            ),
+          };
+    storeLimits.set(compiled, found);
+  }
+  return found;
+}
+
+/**
+ * Throws unless `store` can count `compiled` (named `field` in errors): an `arrival-safe` unit
+ * counts each request until its answer, in the pacer's own memory only; the store's own
+ * `check` says what else it cannot count.
+ */
+function checkStoreLimits(store: Store, compiled: CompiledPolicy, field: string): void {
+  const untilAnswer = compiled.units?.find((unit) => unit.untilAnswer === true);
+  if (untilAnswer !== undefined) {
+    throw new TypeError(
+      `[fetch-pacer] \`${field}.${untilAnswer.name}\` counts 'arrival-safe', which counts until each answer in the pacer's own memory only: a shared store counts with 'token-bucket' or 'gcra'. Name one of those, or leave out \`store\`.`,
+    );
+  }
+  store.check?.(storeLimitsOf(compiled).limits);
+}
+
+/** One amount per unit (`amounts`, in the order of `units`) as one per policy of each unit. */
+function perPolicy(units: readonly UnitPolicy[], amounts: readonly number[]): number[] {
+  return units.flatMap((unit, index) => unit.compiled.policies.map(() => amounts[index] ?? 0));
 }
 
 /** The value a store that says it is synchronous answered; a Promise breaks that promise. */

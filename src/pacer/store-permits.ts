@@ -1,8 +1,10 @@
 import type { Decision } from '../core/decision.js';
 import type { PolicySummary, ServerSignal } from '../core/limiter.js';
+import type { UnitCosts } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
 import type { Permits, SchedulerCore } from './permits.js';
-import { projectFrom } from './projection.js';
+import { addUnits } from './line.js';
+import { projectFrom, projectRest } from './projection.js';
 import { isPromise, MAX_BATCH, StoreLink, sortAnswers } from './store-link.js';
 import type { Store, StoreEvent } from './store-contract.js';
 import type { Task, TaskOptions, WaitingKey } from './task.js';
@@ -53,9 +55,10 @@ export class StorePermits implements Permits {
     const { key, cost, priority, front } = options;
     let info: PolicySummary;
     let ahead = 0;
+    let unitsAhead: Record<string, number> | undefined;
     try {
-      // Throws, like the core, for a cost beyond capacity; denies during a known server block.
-      // Amounts per unit throw here: a store's limits count one unit.
+      // Throws, like the core, for a cost beyond capacity (in any unit) or a unit the key does
+      // not count; denies during a known server block.
       const known = this.core.limiter.peek(key, options.units ?? cost);
       this.shared.prepare(key);
       if (mode === 'reject' && known.reason === 'blocked') {
@@ -73,15 +76,20 @@ export class StorePermits implements Permits {
         return Promise.reject(new QueueFullError(maxQueue, { key }));
       }
       // Permits a call already out is asking for are in the store before the peek below.
-      const claimed = this.core.waiting.waitingKey(key)?.claimed ?? 0;
-      ahead = Math.max(0, (line?.costAhead(priority, front) ?? 0) - claimed);
+      const waiting = this.core.waiting.waitingKey(key);
+      ahead = Math.max(0, (line?.costAhead(priority, front) ?? 0) - (waiting?.claimed ?? 0));
+      if (options.units !== undefined) {
+        unitsAhead = line?.unitsAhead(priority, front) ?? {};
+        if (waiting?.claimedUnits !== undefined) addUnits(unitsAhead, waiting.claimedUnits, -1);
+        addUnits(unitsAhead, options.units, 1);
+      }
     } catch (error) {
       this.core.flush();
       return Promise.reject(error);
     }
     const { task, promise } = this.core.enqueue(run, options);
     if (mode === 'queue' && maxWaitMs !== Number.POSITIVE_INFINITY) {
-      this.rejectIfTooLong(task, info, ahead + cost);
+      this.rejectIfTooLong(task, info, ahead + cost, unitsAhead);
     }
     this.core.flush();
     return promise;
@@ -101,6 +109,10 @@ export class StorePermits implements Permits {
 
   observe(key: string, signal: ServerSignal): void {
     this.shared.observe(key, signal);
+  }
+
+  adjust(key: string, delta: UnitCosts): void {
+    this.shared.adjust(key, delta);
   }
 
   dispose(): void {
@@ -144,7 +156,7 @@ export class StorePermits implements Permits {
       }
       const batch = this.setAside(waiting, Math.min(free, MAX_BATCH));
       this.taking += batch.length;
-      const costs = batch.map((task) => task.cost);
+      const costs = batch.map((task) => this.shared.costOf(task.key, task.units ?? task.cost));
       const answers = this.shared.ask(waiting.key, costs, stopAtDenial);
       if (isPromise(answers)) {
         answers.then(
@@ -167,12 +179,18 @@ export class StorePermits implements Permits {
     this.core.waiting.postpone(waiting, Number.POSITIVE_INFINITY);
     const tasks: Task[] = [];
     let claimed = 0;
+    let claimedUnits: Record<string, number> | undefined;
     for (const task of waiting.line) {
       tasks.push(task);
       claimed += task.cost;
+      if (task.units !== undefined) {
+        claimedUnits ??= Object.create(null) as Record<string, number>;
+        addUnits(claimedUnits, task.units, 1);
+      }
       if (tasks.length >= max) break;
     }
     waiting.claimed = claimed;
+    waiting.claimedUnits = claimedUnits;
     return tasks;
   }
 
@@ -180,6 +198,7 @@ export class StorePermits implements Permits {
   private release(waiting: WaitingKey, due: number): void {
     waiting.taking = false;
     waiting.claimed = 0;
+    waiting.claimedUnits = undefined;
     // Disposed meanwhile: the key is no longer this pacer's to time.
     if (this.core.waiting.waitingKey(waiting.key) !== waiting) return;
     const head = waiting.line.head;
@@ -194,7 +213,7 @@ export class StorePermits implements Permits {
   /** Reject mode, with the key blocked: every waiting task of it is denied, as `schedule` would. */
   private rejectBlocked(waiting: WaitingKey): void {
     for (const task of [...waiting.line]) {
-      const decision = this.core.limiter.peek(task.key, task.cost);
+      const decision = this.core.limiter.peek(task.key, task.units ?? task.cost);
       this.core.waiting.remove(task);
       this.core.count(0, 1);
       this.core.settle(task, false, new RateLimitError(decision, { key: task.key }));
@@ -203,20 +222,31 @@ export class StorePermits implements Permits {
 
   /**
    * `maxWaitMs`: the store's peek and the line ahead project the start; the task rejects if it
-   * is still waiting then and would wait too long (one round trip after `schedule`).
+   * is still waiting then and would wait too long (one round trip after `schedule`). With
+   * limits per unit, `units` holds the amounts per unit ahead and its own: the slowest unit
+   * decides.
    */
-  private rejectIfTooLong(task: Task, info: PolicySummary, total: number): void {
+  private rejectIfTooLong(
+    task: Task,
+    info: PolicySummary,
+    total: number,
+    units: Readonly<Record<string, number>> | undefined,
+  ): void {
     const { maxWaitMs } = this.core.options;
+    const perUnit = units === undefined ? undefined : this.shared.unitsFit(task.key, units);
     const decide = (first: Decision) => {
       if (task.state !== 'queued' || this.core.disposed) return;
-      const projected = projectFrom(first, info, total);
+      const projected =
+        perUnit === undefined
+          ? projectFrom(first, info, total)
+          : projectRest(first, perUnit.restMs);
       if (projected.retryAfterMs <= maxWaitMs) return;
       this.core.waiting.remove(task);
       this.core.count(0, 1);
       this.core.settle(task, false, new RateLimitError(projected, { key: task.key, maxWaitMs }));
       this.core.flush();
     };
-    const answer = this.shared.peek(task.key, Math.min(total, info.capacity));
+    const answer = this.shared.peek(task.key, perUnit?.fits ?? Math.min(total, info.capacity));
     // A failed peek leaves the task to its take, which reports the store's failure.
     if (isPromise(answer)) answer.then(decide, () => {});
     else decide(answer);

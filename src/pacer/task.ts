@@ -48,6 +48,8 @@ export interface WaitingKey extends DueItem {
   taking?: boolean;
   /** Permits of the tasks that call is for (0 when none is out). */
   claimed?: number;
+  /** Their amounts per unit, for a key with limits per unit (undefined when none is out). */
+  claimedUnits?: Record<string, number> | undefined;
   /** Permits of the tasks that left the line from its head (started, aborted, dropped). */
   taken: number;
   /** `taken` plus the permits of every task in the line: the position the next task gets. */

@@ -159,7 +159,8 @@ export interface Pacer {
    * (`{ tokens: used - estimated }`), at once, and re-times the waiting tasks of the key. (Not
    * `settle`: that is the limiter's word for a permit whose answer came.) A
    * give-back never raises a unit above its capacity; a charge beyond what a unit holds is paid
-   * as its permits come back. For limits per unit (in the pacer's own memory).
+   * as its permits come back. For limits per unit; with a store, every client of the store
+   * sees it (`Store.adjust`).
    */
   adjust(key: string, delta: UnitCosts): void;
   /** No task starts until `resume()`; queued tasks keep their place. Clears the timer. */

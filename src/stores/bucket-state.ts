@@ -4,6 +4,7 @@ import { whole } from '../core/algorithms/token-bucket.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
 import type { ResolvedPolicy } from '../core/policy.js';
 import { MAX_DELAY_MS, type ServerSignal, serverDelay } from '../core/signal.js';
+import type { StoreCost } from '../pacer/store-contract.js';
 
 /**
  * One key's state in a shared store, as plain numbers that survive a structured clone (IndexedDB)
@@ -154,10 +155,15 @@ class Part implements Admits {
     return this.tokensAt(at) >= cost - EPSILON;
   }
 
-  /** The decision at `now`; with `take`, an allowed one is written to the state. */
+  /**
+   * The decision at `now`; with `take`, an allowed one is written to the state. A cost of 0 (a
+   * request that needs none of this policy's unit) is allowed whatever the credit, as the core's
+   * `Units` allows it.
+   */
   decide(now: number, cost: number, take: boolean): Decision {
     const { limit, windowMs, capacity, algorithm } = this.policy;
     const tokens = this.tokensAt(now);
+    if (cost === 0) return allow(whole(tokens), 0, limit);
     const gcra = algorithm === 'gcra';
     if (tokens < cost - EPSILON) {
       const retryAfterMs = settleRetry(this, now, cost, ((cost - tokens) * windowMs) / limit);
@@ -189,6 +195,24 @@ class Part implements Admits {
       algorithm === 'gcra' ? ((capacity - remaining) * windowMs) / limit : remaining;
     if (now > this.stamp) this.state.stamps[this.index] = now;
   }
+
+  /**
+   * Charges `amount` more (a request cost more than it was paced on) or gives `-amount` back,
+   * unconditionally: a charge beyond the credit is debt (tokens below 0, or GCRA debt past the
+   * burst) that the refill pays before any request of this unit is allowed again; a give-back
+   * never fills the policy past its capacity.
+   */
+  adjust(now: number, amount: number): void {
+    const { limit, windowMs, capacity, algorithm } = this.policy;
+    if (algorithm === 'gcra') {
+      const debt = this.debtAt(now) + (amount * windowMs) / limit;
+      this.state.values[this.index] = debt > 0 ? debt : 0;
+    } else {
+      const tokens = this.tokensAt(now) - amount;
+      this.state.values[this.index] = tokens < capacity ? tokens : capacity;
+    }
+    if (now > this.stamp) this.state.stamps[this.index] = now;
+  }
 }
 
 /** The shared learned policy of a state (see `SharedLearned`), with the core's decisions. */
@@ -205,6 +229,7 @@ class LearnedPart {
 
   decide(now: number, cost: number, take: boolean): Decision {
     const { limit } = this.learned;
+    if (cost === 0) return allow(0, 0, limit);
     const debt = this.debtAt(now);
     if (debt > EPSILON * this.spacing) return deny('rate', wholeMs(debt), 0, wholeMs(debt), limit);
     const after = debt + cost * this.spacing;
@@ -224,10 +249,21 @@ class LearnedPart {
 
 type AnyPart = Part | LearnedPart;
 
+/**
+ * The parts of a state: its own policies, in the order of `limits` (policy `i` pays
+ * `amountOf(cost, i)`), then the learned policy, if any, which counts the first policy's amount
+ * (the key's main unit).
+ */
 function parts(state: BucketState, limits: Limits): AnyPart[] {
   const all: AnyPart[] = ownParts(state, limits);
   if (state.learned !== undefined) all.push(new LearnedPart(state.learned));
   return all;
+}
+
+/** What policy `index` of a key pays of `cost` (see `StoreCost`). */
+export function amountOf(cost: StoreCost, index: number): number {
+  if (typeof cost === 'number') return cost;
+  return cost[index] ?? 0;
 }
 
 /** The parts of the key's own policies, without a learned one (which a count does not lower). */
@@ -236,16 +272,24 @@ function ownParts(state: BucketState, limits: Limits): Part[] {
 }
 
 /** What a request of `cost` gets at `now`, all policies together; with `take`, it is charged. */
-function decideAll(all: readonly AnyPart[], now: number, cost: number, take: boolean): Decision {
-  if (all.length === 1) return (all[0] as AnyPart).decide(now, cost, take);
-  const peeks = all.map((part) => part.decide(now, cost, false));
+function decideAll(all: readonly AnyPart[], now: number, cost: StoreCost, take: boolean): Decision {
+  // The learned part is last and counts the main unit: `amountOf` gives it policy 0's amount.
+  const own = all.length - (all[all.length - 1] instanceof LearnedPart ? 1 : 0);
+  const amount = (index: number) => amountOf(cost, index < own ? index : 0);
+  if (all.length === 1) return (all[0] as AnyPart).decide(now, amount(0), take);
+  const peeks = all.map((part, index) => part.decide(now, amount(index), false));
   const verdict = combine(peeks);
   if (!verdict.allowed || !take) return verdict;
-  return combine(all.map((part) => part.decide(now, cost, true)));
+  return combine(all.map((part, index) => part.decide(now, amount(index), true)));
 }
 
 /** The core's 'blocked' denial: wait for the block, and past it for the key's own policy too. */
-function blockedDecision(all: readonly AnyPart[], state: BucketState, now: number, cost: number) {
+function blockedDecision(
+  all: readonly AnyPart[],
+  state: BucketState,
+  now: number,
+  cost: StoreCost,
+) {
   const until = state.blockedUntil;
   if (!(now < until)) return undefined;
   let wait = wholeMs(until - now);
@@ -268,18 +312,13 @@ export function decide(
   state: BucketState,
   limits: Limits,
   now: number,
-  costs: readonly number[],
+  costs: readonly StoreCost[],
   stopAtDenial: boolean,
 ): Decision[] {
   const all = parts(state, limits);
-  const capacity = Math.min(...limits.map((policy) => policy.capacity));
   const decisions: Decision[] = [];
   for (const cost of costs) {
-    if (cost > capacity) {
-      throw new RangeError(
-        `[fetch-pacer] A cost of ${cost} can never be allowed: the policy holds at most ${capacity} permits at once.`,
-      );
-    }
+    assertFits(limits, cost);
     const decision = blockedDecision(all, state, now, cost) ?? decideAll(all, now, cost, true);
     decisions.push(decision);
     if (stopAtDenial && !decision.allowed) break;
@@ -287,15 +326,71 @@ export function decide(
   return decisions;
 }
 
+/** Throws a RangeError for a cost some policy can never allow (more than it holds at once). */
+function assertFits(limits: Limits, cost: StoreCost): void {
+  limits.forEach((policy, index) => {
+    const amount = amountOf(cost, index);
+    if (amount > policy.capacity) {
+      throw new RangeError(
+        `[fetch-pacer] A cost of ${amount} can never be allowed: the policy holds at most ${policy.capacity} permits at once.`,
+      );
+    }
+  });
+}
+
 /** What `decide` would answer for one request, changing nothing. */
-export function peek(state: BucketState, limits: Limits, now: number, cost: number): Decision {
+export function peek(state: BucketState, limits: Limits, now: number, cost: StoreCost): Decision {
   const all = parts(state, limits);
   return blockedDecision(all, state, now, cost) ?? decideAll(all, now, cost, false);
 }
 
-/** Lowers every policy's credit to at most `remaining` (the server's count); never raises it. */
-export function lower(state: BucketState, limits: Limits, now: number, remaining: number): void {
-  for (const part of ownParts(state, limits)) part.lower(now, remaining);
+/**
+ * Lowers the credit of the policies `which` names (every one by default) to at most
+ * `remaining` (the server's count); never raises it.
+ */
+export function lower(
+  state: BucketState,
+  limits: Limits,
+  now: number,
+  remaining: number,
+  which?: readonly number[],
+): void {
+  const own = ownParts(state, limits);
+  for (const index of which ?? own.keys()) own[index]?.lower(now, remaining);
+}
+
+/**
+ * The real cost of a started request is known: policy `i` is charged `amounts[i]` more, or
+ * given it back where negative (see `Part.adjust`). The learned policy is not: it spreads
+ * requests, whatever they cost.
+ */
+export function adjust(
+  state: BucketState,
+  limits: Limits,
+  now: number,
+  amounts: readonly number[],
+): void {
+  ownParts(state, limits).forEach((part, index) => {
+    const amount = amounts[index] ?? 0;
+    if (amount !== 0 && Number.isFinite(amount)) part.adjust(now, amount);
+  });
+}
+
+/**
+ * The policies of a key (by index in its limits) that a server's count in `unit` speaks of.
+ * `units` is `StoreCall.units`: the unit of each policy, for a key with limits per unit (a
+ * count that names no unit is in the first, its main unit); without it the key counts one unit,
+ * which takes the counts that name none or `'requests'`. Empty: the key does not count `unit`.
+ */
+export function policiesOfUnit(
+  units: readonly string[] | undefined,
+  count: number,
+  unit: string | undefined,
+): number[] {
+  const all = Array.from({ length: count }, (_, index) => index);
+  if (units === undefined) return unit === undefined || unit === 'requests' ? all : [];
+  const name = unit ?? units[0];
+  return all.filter((index) => units[index] === name);
 }
 
 /**
@@ -349,17 +444,44 @@ export function effectOf(signal: ServerSignal): SignalEffect {
   return isLearnable(limit, windowMs) ? { ...effect, learns: { limit, windowMs } } : effect;
 }
 
-/** Applies a server signal to `state` at `now` (shared ms), as `effectOf` says. */
+/**
+ * Applies a server signal to `state` at `now` (shared ms), as `effectOf` says: a count to the
+ * policies of its unit (`units`: see `policiesOfUnit`), and nothing at all from a count in a
+ * unit the key does not count (a tokens count of 0 must not block a key paced on requests).
+ */
 export function observe(
   state: BucketState,
   limits: Limits,
   now: number,
   signal: ServerSignal,
+  units?: readonly string[],
 ): void {
-  const { remaining, blockMs, learns } = effectOf(signal);
+  const effect = effectOn(signal, limits.length, units);
+  if (effect === undefined) return;
+  const { remaining, blockMs, learns, which } = effect;
+  // Only a policy that names no unit teaches (see `effectOf`): the main unit's.
   if (learns !== undefined) learn(state, now, learns.limit, learns.windowMs);
-  if (remaining !== undefined) lower(state, limits, now, remaining);
+  if (remaining !== undefined) lower(state, limits, now, remaining, which);
   if (blockMs > 0) block(state, now + blockMs);
+}
+
+/**
+ * `effectOf(signal)` for a key of `count` policies in `units` (see `policiesOfUnit`), with the
+ * policies its count lowers (`which`); undefined when it changes nothing of the key, as a count
+ * in a unit the key does not count. A refusal names no unit: it is the main unit's, as in the
+ * core.
+ */
+export function effectOn(
+  signal: ServerSignal,
+  count: number,
+  units: readonly string[] | undefined,
+): (SignalEffect & { readonly which: readonly number[] }) | undefined {
+  const which = policiesOfUnit(units, count, 'unit' in signal ? signal.unit : undefined);
+  if (which.length === 0) return undefined;
+  const effect = effectOf(signal);
+  const { remaining, blockMs, learns } = effect;
+  if (remaining === undefined && blockMs === 0 && learns === undefined) return undefined;
+  return { ...effect, which };
 }
 
 /** Blocks the key until `until` (shared ms); a later block wins, none shortens another. */

@@ -5,6 +5,7 @@ import { perSecond } from '../../src/core/policy.js';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { driveNetwork, network } from '../support/counting-servers.js';
+import { fakeStore } from '../support/fake-store.js';
 import {
   type ChatBody,
   LLM_ORIGIN,
@@ -148,6 +149,57 @@ describe('pacing an LLM API on requests and tokens', () => {
     const firstAnswerAt = 70;
     expect(backend.hits.filter((hit) => hit.status !== 200 && hit.at > firstAnswerAt)).toEqual([]);
     expect(pacer.inspect(LLM_ORIGIN).units?.['tokens']?.limit).toBeLessThanOrEqual(LIMITS.tokens);
+  });
+});
+
+describe('pacing an LLM API from several clients sharing a store', () => {
+  // Three paced fetches (three tabs or processes) share one store with the real shared-bucket
+  // arithmetic of crossTabStore and redisStore (the fake store; its Lua twin is property-tested
+  // against it in test/stores/redis.test.ts), each configured to the whole budget.
+  async function shared(work: readonly Call[], withStore: boolean) {
+    const clock = createManualClock();
+    const backend = llmServer('openai', LIMITS);
+    server.use(backend.handler);
+    const net = network({ clock, delayMs: [5, 30], seed: 3 });
+    const fake = fakeStore({ now: clock.now });
+    const clients = [0, 1, 2].map(() =>
+      createPacedFetch({
+        ...openai(true)(),
+        ...(withStore ? { store: fake.store } : {}),
+        fetch: net.fetch,
+        clock,
+      }),
+    );
+    let settled = 0;
+    const responses = work.map((call, index) =>
+      (clients[index % 3] as (typeof clients)[number])(`${LLM_ORIGIN}/v1/chat`, {
+        method: 'POST',
+        body: JSON.stringify(call.body),
+        headers: { 'x-estimate': String(call.estimate) },
+      }).finally(() => settled++),
+    );
+    await driveNetwork(clock, net, () => settled === work.length, 600_000);
+    const statuses = (await Promise.all(responses)).map((response) => response.status);
+    const lastAt = Math.max(...backend.hits.map((hit) => hit.at));
+    return { backend, statuses, lastAt, fake };
+  }
+
+  it('earns no refusal from OpenAI and gives the tokens back to every client', async () => {
+    const work = calls(90, 9);
+    const { backend, statuses, lastAt, fake } = await shared(work, true);
+    expect(backend.refusals()).toBe(0);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    // Every answer's usage was settled through the store, in its tokens policy only.
+    expect(fake.adjusted).toHaveLength(work.length);
+    expect(fake.adjusted.every(({ amounts }) => amounts[0] === 0 && amounts[1] !== 0)).toBe(true);
+    const used = work.reduce((sum, call) => sum + call.body.input + call.body.output, 0);
+    const allowed = LIMITS.tokens + (LIMITS.tokens * lastAt) / 1_000;
+    expect(used / allowed).toBeGreaterThan(0.9);
+  });
+
+  it('is refused without the store: each client spends the whole budget', async () => {
+    const { backend } = await shared(calls(90, 9), false);
+    expect(backend.refusals()).toBeGreaterThan(0);
   });
 });
 

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { perSecond } from '../../src/core/policy.js';
-import { createPacer } from '../../src/pacer/index.js';
-import { defineStore } from '../../src/pacer/define-store.js';
 import { harness } from './support.js';
 
 /** 10 requests and 2,000 tokens per second. */
@@ -92,14 +90,5 @@ describe('a pacer with limits per unit', () => {
       '[fetch-pacer] Expected `cost.tokens` to be an integer >= 0, got `-1` (number)',
     );
     expect(() => pacer.adjust('default', { tokens: Number.NaN })).toThrow(/`delta.tokens`/);
-  });
-
-  it('refuses limits per unit with a shared store, which counts one unit', () => {
-    const store = defineStore({
-      take: () => ({ allowed: true, remaining: 0, retryAfterMs: 0, resetMs: 0, limit: 1 }),
-      peek: () => ({ allowed: true, remaining: 0, retryAfterMs: 0, resetMs: 0, limit: 1 }),
-      block: () => {},
-    } as never);
-    expect(() => createPacer({ limits: llm, store })).toThrow(/a shared store counts one unit/);
   });
 });

@@ -18,8 +18,8 @@ import {
   type RedisScripting,
   redisStore,
 } from '../../src/stores/redis/index.js';
-import { parseDecisions, SCRIPT, scriptArgs } from '../../src/stores/redis/script.js';
-import { decide, learn, normalize } from '../../src/stores/bucket-state.js';
+import { encodeCost, parseDecisions, SCRIPT, scriptArgs } from '../../src/stores/redis/script.js';
+import { adjust, decide, learn, lower, normalize } from '../../src/stores/bucket-state.js';
 import { startRedisServer } from '../support/redis-server.js';
 import type { WorkerResult } from './redis-worker.js';
 
@@ -120,6 +120,91 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             }
             const costs = step.costs.map((cost) => Math.min(cost, capacity));
             const args = scriptArgs('t', limits, [step.stop ? 1 : 0, ...costs], String(now));
+            const fromRedis = parseDecisions(await script(key, args));
+            state = normalize(structuredClone(state), limits, now);
+            expect(fromRedis).toEqual(decide(state, limits, now, costs, step.stop));
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  }, 60_000);
+
+  it('runs amounts per policy, counts per unit and adjustments in Lua as the shared bucket does', async () => {
+    const script = async (key: string, args: string[]) => {
+      const [reply] = await client
+        .multi()
+        .eval(SCRIPT, { keys: [key], arguments: args })
+        .persist(key)
+        .exec();
+      return reply;
+    };
+    const policyArb = fc
+      .record({
+        algorithm: fc.constantFrom<'token-bucket' | 'gcra'>('token-bucket', 'gcra'),
+        limit: fc.integer({ min: 1, max: 60 }),
+        windowMs: fc.constantFrom(1, 7, 333, 1_000, 60_000),
+      })
+      .map((policy): Policy => policy);
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(policyArb, { minLength: 2, maxLength: 3 }),
+        fc.array(
+          fc.record({
+            dt: fc.oneof(
+              fc.integer({ min: 0, max: 3_000 }),
+              fc.double({ min: 0, max: 20, noNaN: true }),
+            ),
+            costs: fc.array(
+              fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 3, maxLength: 3 }),
+              {
+                minLength: 1,
+                maxLength: 3,
+              },
+            ),
+            stop: fc.boolean(),
+            lower: fc.option(
+              fc.record({
+                remaining: fc.integer({ min: 0, max: 30 }),
+                policy: fc.integer({ min: 0, max: 2 }),
+              }),
+              { nil: undefined, freq: 4 },
+            ),
+            adjust: fc.option(
+              fc.array(fc.integer({ min: -80, max: 80 }), { minLength: 3, maxLength: 3 }),
+              { nil: undefined, freq: 3 },
+            ),
+          }),
+          { maxLength: 15 },
+        ),
+        async (policies, steps) => {
+          const limits = call(policies).limits;
+          const key = `${run}:units:${n++}`;
+          let now = 1_732_000_000_000.125;
+          let state = normalize(undefined, limits, now);
+          for (const step of steps) {
+            now += step.dt;
+            if (step.lower !== undefined) {
+              const which = [Math.min(step.lower.policy, limits.length - 1)];
+              const args = [step.lower.remaining, ...which.map((index) => index + 1)];
+              await script(key, scriptArgs('l', limits, args, String(now)));
+              lower(state, limits, now, step.lower.remaining, which);
+            }
+            if (step.adjust !== undefined) {
+              const amounts = step.adjust.slice(0, limits.length);
+              await script(key, scriptArgs('d', limits, amounts, String(now)));
+              adjust(state, limits, now, amounts);
+            }
+            const costs = step.costs.map((amounts) =>
+              limits.map((policy, index) => Math.min(amounts[index] ?? 0, policy.capacity)),
+            );
+            const args = scriptArgs(
+              't',
+              limits,
+              [step.stop ? 1 : 0, ...costs.map(encodeCost)],
+              String(now),
+            );
             const fromRedis = parseDecisions(await script(key, args));
             state = normalize(structuredClone(state), limits, now);
             expect(fromRedis).toEqual(decide(state, limits, now, costs, step.stop));

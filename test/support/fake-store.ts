@@ -1,8 +1,16 @@
 import type { Decision } from '../../src/core/decision.js';
 import type { ResolvedPolicy } from '../../src/core/policy.js';
 import type { ServerSignal } from '../../src/core/signal.js';
-import { defineStore, type Store, type StoreCall, type StoreEvent } from '../../src/pacer/index.js';
 import {
+  defineStore,
+  type Store,
+  type StoreCall,
+  type StoreCost,
+  type StoreEvent,
+} from '../../src/pacer/index.js';
+import {
+  adjust,
+  amountOf,
   assertShareable,
   type BucketState,
   block,
@@ -16,7 +24,7 @@ import {
 export interface PendingCall {
   readonly kind: 'take' | 'takeMany' | 'peek';
   readonly key: string;
-  readonly costs: readonly number[];
+  readonly costs: readonly StoreCost[];
   readonly stopAtDenial: boolean;
   readonly call: StoreCall;
   /** Decides now (at the clock's time), as the store's atomic step would, and answers. */
@@ -47,9 +55,11 @@ export function fakeStore(options: FakeStoreOptions) {
   const pending: PendingCall[] = [];
   const takesOut = new Map<string, number>();
   const listeners = new Set<(event: StoreEvent) => void>();
-  const grants: { key: string; cost: number; at: number }[] = [];
+  /** Each grant: its cost in the main unit, its amounts per policy if any, the store's time. */
+  const grants: { key: string; cost: number; amounts?: StoreCost; at: number }[] = [];
   const blocks: { key: string; ms: number }[] = [];
   const observed: { key: string; signal: ServerSignal }[] = [];
+  const adjusted: { key: string; amounts: number[] }[] = [];
   let overlaps = 0;
   let calls = 0;
 
@@ -59,11 +69,14 @@ export function fakeStore(options: FakeStoreOptions) {
     return state;
   };
 
-  function settleTake(key: string, costs: readonly number[], stop: boolean, call: StoreCall) {
+  function settleTake(key: string, costs: readonly StoreCost[], stop: boolean, call: StoreCall) {
     const at = now();
     const decisions = decide(stateOf(key, call.limits), call.limits, at, costs, stop);
     decisions.forEach((decision, index) => {
-      if (decision.allowed) grants.push({ key, cost: costs[index] as number, at });
+      if (!decision.allowed) return;
+      const cost = costs[index] as StoreCost;
+      const amounts = typeof cost === 'number' ? {} : { amounts: cost };
+      grants.push({ key, cost: amountOf(cost, 0), ...amounts, at });
     });
     return decisions;
   }
@@ -71,7 +84,7 @@ export function fakeStore(options: FakeStoreOptions) {
   function enqueue(
     kind: PendingCall['kind'],
     key: string,
-    costs: readonly number[],
+    costs: readonly StoreCost[],
     stopAtDenial: boolean,
     call: StoreCall,
   ): Promise<readonly Decision[]> {
@@ -97,7 +110,7 @@ export function fakeStore(options: FakeStoreOptions) {
           done();
           const decisions = taking
             ? settleTake(key, costs, stopAtDenial, call)
-            : [peek(stateOf(key, call.limits), call.limits, now(), costs[0] as number)];
+            : [peek(stateOf(key, call.limits), call.limits, now(), costs[0] as StoreCost)];
           resolve(decisions);
           return decisions;
         },
@@ -129,7 +142,15 @@ export function fakeStore(options: FakeStoreOptions) {
     },
     observe(key, signal, call) {
       observed.push({ key, signal });
-      observe(stateOf(key, call.limits), call.limits, now(), signal);
+      observe(stateOf(key, call.limits), call.limits, now(), signal, call.units);
+    },
+    adjust(key, amounts, call) {
+      adjusted.push({ key, amounts: [...amounts] });
+      adjust(stateOf(key, call.limits), call.limits, now(), amounts);
+      // As crossTabStore does: credit given back may start another client's waiting task.
+      if (amounts.some((amount) => amount < 0)) {
+        for (const listener of listeners) listener({ key });
+      }
     },
     subscribe(listener) {
       listeners.add(listener);
@@ -138,7 +159,7 @@ export function fakeStore(options: FakeStoreOptions) {
   };
   if (batches) {
     Object.assign(store, {
-      takeMany(key: string, costs: readonly number[], stop: boolean, call: StoreCall) {
+      takeMany(key: string, costs: readonly StoreCost[], stop: boolean, call: StoreCall) {
         if (synchronous) return settleTake(key, costs, stop, call);
         return enqueue('takeMany', key, costs, stop, call);
       },
@@ -152,6 +173,8 @@ export function fakeStore(options: FakeStoreOptions) {
     blocks,
     /** Every signal the pacer passed on, as it came. */
     observed,
+    /** Every adjustment the pacer passed on (one amount per policy). */
+    adjusted,
     get overlaps() {
       return overlaps;
     },

@@ -4,9 +4,17 @@ import type { ServerSignal } from '../../core/signal.js';
 import { assertKnownOptions, describe } from '../../core/validate.js';
 import type { IDBFactoryLike, LockManagerLike } from '../../dom-types.js';
 import { defineStore } from '../../pacer/define-store.js';
-import type { StoreCall, StoreEvent } from '../../pacer/store-contract.js';
+import type { StoreCall, StoreCost, StoreEvent } from '../../pacer/store-contract.js';
 import { LocalLimits } from '../local.js';
-import { assertShareable, block, decide, effectOf, observe, peek } from '../bucket-state.js';
+import {
+  adjust,
+  assertShareable,
+  block,
+  decide,
+  effectOn,
+  observe,
+  peek,
+} from '../bucket-state.js';
 import type { RemoteStore } from '../remote-store.js';
 import { openDatabase, read, remove, sweep, transact } from './database.js';
 
@@ -131,14 +139,14 @@ class CrossTab implements CrossTabStore {
     assertShareable(limits, 'crossTabStore');
   }
 
-  async take(key: string, cost: number, call: StoreCall): Promise<Decision> {
+  async take(key: string, cost: StoreCost, call: StoreCall): Promise<Decision> {
     const [decision] = await this.takeMany(key, [cost], false, call);
     return decision as Decision;
   }
 
   async takeMany(
     key: string,
-    costs: readonly number[],
+    costs: readonly StoreCost[],
     stopAtDenial: boolean,
     call: StoreCall,
   ): Promise<readonly Decision[]> {
@@ -147,12 +155,12 @@ class CrossTab implements CrossTabStore {
       const result = decide(state, limits, now, costs, stopAtDenial);
       return { result, changed: result.some((decision) => decision.allowed) };
     });
-    return decisions ?? (this.local as LocalLimits).takeMany(key, costs, stopAtDenial, limits);
+    return decisions ?? (this.local as LocalLimits).takeMany(key, costs, stopAtDenial, call);
   }
 
-  async peek(key: string, cost: number, call: StoreCall): Promise<Decision> {
+  async peek(key: string, cost: StoreCost, call: StoreCall): Promise<Decision> {
     const db = await this.open();
-    if (db === undefined) return (this.local as LocalLimits).peek(key, cost, call.limits);
+    if (db === undefined) return (this.local as LocalLimits).peek(key, cost, call);
     const { state, at } = await read(db, key, call.limits, this.now);
     return peek(state, call.limits, at, cost);
   }
@@ -169,17 +177,30 @@ class CrossTab implements CrossTabStore {
   }
 
   async observe(key: string, signal: ServerSignal, call: StoreCall): Promise<void> {
-    this.local?.observe(key, signal, call.limits);
-    const { remaining, blockMs, learns } = effectOf(signal);
-    if (remaining === undefined && blockMs === 0 && learns === undefined) return;
+    this.local?.observe(key, signal, call);
+    const effect = effectOn(signal, call.limits.length, call.units);
+    if (effect === undefined) return;
+    const { blockMs } = effect;
     const until = await this.locked(key, call, (state, now) => {
-      observe(state, call.limits, now, signal);
+      observe(state, call.limits, now, signal, call.units);
       return { result: state.blockedUntil, changed: true };
     });
     if (blockMs === 0) return;
     // Counting per tab: this tab's other pacers still hear of it.
     if (until === undefined) this.tellListeners({ key, until: this.now() + blockMs });
     else this.announce({ key, until });
+  }
+
+  async adjust(key: string, amounts: readonly number[], call: StoreCall): Promise<void> {
+    this.local?.adjust(key, amounts, call);
+    const shared = await this.locked(key, call, (state, now) => {
+      adjust(state, call.limits, now, amounts);
+      return { result: true, changed: true };
+    });
+    // Credit given back may start a waiting request now: in every tab, or in this one's pacers.
+    if (!amounts.some((amount) => amount < 0)) return;
+    if (shared === undefined) this.tellListeners({ key });
+    else this.announce({ key });
   }
 
   async reset(key: string): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
+import type { StoreCost } from '../../pacer/store-contract.js';
 
 /**
  * The token bucket and GCRA of `bucket-state.ts`, as one Lua script per decision: Redis runs a
@@ -8,10 +9,14 @@ import type { ResolvedPolicy } from '../../core/policy.js';
  * the same order (property-tested against it through a real server).
  *
  * KEYS[1]: the key's hash. ARGV[1]: the operation ('t' take, 'p' peek, 'b' block, 'l' lower,
- * 'a' learn, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
- * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
- * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block: ms;
- * lower: the permits left; learn: the limit and window the server advertised.
+ * 'a' learn, 'd' adjust, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the
+ * server's (tests pass their own). ARGV[3]: how many policies; then 4 values per policy (1 for
+ * gcra, else 0; limit; windowMs; capacity); then the operation's: take: stop at the first
+ * denial (1/0) and the costs; peek: the cost; block: ms; lower: the permits left, then the
+ * (1-based) policies to lower, all when none; learn: the limit and window the server
+ * advertised; adjust: one amount per policy (negative gives back). A cost is a number, charged
+ * to every policy, or one amount per policy each followed by a comma (`1,812,`: see
+ * `StoreCost` and `encodeCost`); an amount of 0 is always allowed.
  *
  * The hash holds `b` (blocked until, server ms) and per policy `sN` (stamp) and `vN` (tokens, or
  * ms of debt ahead of the stamp for gcra), written with 17 significant digits so they read back
@@ -96,6 +101,21 @@ local function wholems(ms)
   return 0
 end
 local function fits(i, at, cost) return tokens(i, at) >= cost - EPS end
+local function costs_of(text)
+  local C = {}
+  if string.find(text, ',', 1, true) then
+    local i = 0
+    for part in string.gmatch(text, '[^,]+') do
+      i = i + 1
+      C[i] = tonumber(part)
+    end
+    for j = i + 1, n do C[j] = 0 end
+  else
+    local c = tonumber(text)
+    for j = 1, n do C[j] = c end
+  end
+  return C
+end
 local function settle(i, cost, estimate)
   local wait = math.max(1, math.ceil(estimate - 1e-6))
   local step = 0
@@ -113,6 +133,7 @@ end
 local function decide_one(i, cost)
   local p = P[i]
   local t = tokens(i, now)
+  if cost == 0 then return {1, whole(t), 0, 0, p.limit, 0}, nil end
   if t < cost - EPS then
     local reset
     if p.gcra then reset = wholems(debt(i, now))
@@ -150,52 +171,55 @@ local function ldebt(at)
   return 0
 end
 local function decide_learned(cost)
+  if cost == 0 then return {1, 0, 0, 0, L.limit, 0}, nil end
   local spacing = L.window / L.limit
   local d = ldebt(now)
   if d > EPS * spacing then return {0, 0, wholems(d), wholems(d), L.limit, 1} end
   local after = d + cost * spacing
   return {1, 0, 0, wholems(after), L.limit, 0}, after
 end
-local function decision(cost, take)
+local function decision(C, take)
   local ds, afters = {}, {}
-  for i = 1, n do ds[i], afters[i] = decide_one(i, cost) end
+  for i = 1, n do ds[i], afters[i] = decide_one(i, C[i]) end
   local lafter
-  if L then ds[n + 1], lafter = decide_learned(cost) end
+  if L then ds[n + 1], lafter = decide_learned(C[1]) end
   local verdict = ds[1]
   if #ds > 1 then verdict = combine(ds) end
   if take and verdict[1] == 1 then
     for i = 1, n do
-      V[i] = afters[i]
-      if now > S[i] then S[i] = now end
+      if afters[i] ~= nil then
+        V[i] = afters[i]
+        if now > S[i] then S[i] = now end
+      end
     end
-    if L then
+    if L and lafter ~= nil then
       L.v = lafter
       if now > L.s then L.s = now end
     end
   end
   return verdict
 end
-local function decide(cost, take)
+local function decide(C, take)
   if now < blocked then
     local wait = wholems(blocked - now)
     if now + wait < blocked then wait = wait + 1 end
-    local rate = decision(cost, false)
+    local rate = decision(C, false)
     return {0, 0, math.max(wait, rate[3]), math.max(wait, rate[4]), rate[5], 2}
   end
-  return decision(cost, take)
+  return decision(C, take)
 end
 
 local out, changed = {}, false
 if op == 't' then
   local stop = ARGV[arg] == '1'
   for k = arg + 1, #ARGV do
-    local d = decide(tonumber(ARGV[k]), true)
+    local d = decide(costs_of(ARGV[k]), true)
     if d[1] == 1 then changed = true end
     for j = 1, 6 do out[#out + 1] = d[j] end
     if stop and d[1] == 0 then break end
   end
 elseif op == 'p' then
-  out = decide(tonumber(ARGV[arg]), false)
+  out = decide(costs_of(ARGV[arg]), false)
 elseif op == 'b' then
   local untilMs = now + tonumber(ARGV[arg])
   if untilMs > blocked then
@@ -210,10 +234,27 @@ elseif op == 'a' then
   end
 elseif op == 'l' then
   local remaining = tonumber(ARGV[arg])
-  for i = 1, n do
-    if tokens(i, now) > remaining then
+  local which = {}
+  for k = arg + 1, #ARGV do which[#which + 1] = tonumber(ARGV[k]) end
+  if #which == 0 then for i = 1, n do which[i] = i end end
+  for _, i in ipairs(which) do
+    if P[i] and tokens(i, now) > remaining then
       local p = P[i]
       if p.gcra then V[i] = ((p.cap - remaining) * p.window) / p.limit else V[i] = remaining end
+      if now > S[i] then S[i] = now end
+      changed = true
+    end
+  end
+elseif op == 'd' then
+  for i = 1, n do
+    local amount = tonumber(ARGV[arg + i - 1]) or 0
+    if amount ~= 0 then
+      local p = P[i]
+      if p.gcra then
+        V[i] = math.max(0, debt(i, now) + (amount * p.window) / p.limit)
+      else
+        V[i] = math.min(p.cap, tokens(i, now) - amount)
+      end
       if now > S[i] then S[i] = now end
       changed = true
     end
@@ -262,8 +303,13 @@ end
 return out
 `;
 
-/** Take, peek, block, lower, learn, reset, and 'n' (nothing: a probe that Redis is back). */
-export type Operation = 't' | 'p' | 'b' | 'l' | 'a' | 'r' | 'n';
+/** Take, peek, block, lower, learn, adjust, reset, and 'n' (nothing: a probe that Redis is back). */
+export type Operation = 't' | 'p' | 'b' | 'l' | 'a' | 'd' | 'r' | 'n';
+
+/** A cost as the script reads it: a number, or one amount per policy each followed by a comma. */
+export function encodeCost(cost: StoreCost): string {
+  return typeof cost === 'number' ? String(cost) : cost.map((amount) => `${amount},`).join('');
+}
 
 const encoded = new WeakMap<readonly ResolvedPolicy[], readonly string[]>();
 

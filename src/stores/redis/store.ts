@@ -3,13 +3,13 @@ import type { ResolvedPolicy } from '../../core/policy.js';
 import type { ServerSignal } from '../../core/signal.js';
 import { assertKnownOptions, assertPositiveFinite, describe } from '../../core/validate.js';
 import { defineStore } from '../../pacer/define-store.js';
-import type { StoreCall } from '../../pacer/store-contract.js';
+import type { StoreCall, StoreCost } from '../../pacer/store-contract.js';
 import { LocalLimits } from '../local.js';
-import { assertShareable, effectOf } from '../bucket-state.js';
+import { assertShareable, effectOn } from '../bucket-state.js';
 import type { RemoteStore } from '../remote-store.js';
 import { type RedisClientLike, scriptRunner } from './client.js';
 import { Health, isOutage, isStoreUnavailableError } from './health.js';
-import { type Operation, parseDecisions, SCRIPT, scriptArgs } from './script.js';
+import { encodeCost, type Operation, parseDecisions, SCRIPT, scriptArgs } from './script.js';
 
 /** What the store does while Redis does not answer. */
 export type RedisErrorPolicy = 'fail-closed' | 'fail-open';
@@ -120,26 +120,32 @@ class RedisBuckets implements RedisStore {
     assertShareable(limits, 'redisStore');
   }
 
-  async take(key: string, cost: number, call: StoreCall): Promise<Decision> {
+  async take(key: string, cost: StoreCost, call: StoreCall): Promise<Decision> {
     const [decision] = await this.takeMany(key, [cost], false, call);
     return decision as Decision;
   }
 
   takeMany(
     key: string,
-    costs: readonly number[],
+    costs: readonly StoreCost[],
     stopAtDenial: boolean,
     call: StoreCall,
   ): Promise<readonly Decision[]> {
-    return this.call(key, 't', [stopAtDenial ? 1 : 0, ...costs], call, parseDecisions, (local) =>
-      local.takeMany(key, costs, stopAtDenial, call.limits),
+    const args = [stopAtDenial ? 1 : 0, ...costs.map(encodeCost)];
+    return this.call(key, 't', args, call, parseDecisions, (local) =>
+      local.takeMany(key, costs, stopAtDenial, call),
     );
   }
 
-  async peek(key: string, cost: number, call: StoreCall): Promise<Decision> {
-    const [decision] = await this.call(key, 'p', [cost], call, parseDecisions, (local) => [
-      local.peek(key, cost, call.limits),
-    ]);
+  async peek(key: string, cost: StoreCost, call: StoreCall): Promise<Decision> {
+    const [decision] = await this.call(
+      key,
+      'p',
+      [encodeCost(cost)],
+      call,
+      parseDecisions,
+      (local) => [local.peek(key, cost, call)],
+    );
     return decision as Decision;
   }
 
@@ -149,13 +155,28 @@ class RedisBuckets implements RedisStore {
     await this.once(key, 'b', [ms], call);
   }
 
-  /** The signal as the script takes it (`effectOf`): a policy to learn, a count to lower to, a block. */
+  /**
+   * The signal as the script takes it (`effectOn`): a policy to learn, a count to lower the
+   * policies of its unit to, a block.
+   */
   async observe(key: string, signal: ServerSignal, call: StoreCall): Promise<void> {
-    this.local?.observe(key, signal, call.limits);
-    const { remaining, blockMs, learns } = effectOf(signal);
+    this.local?.observe(key, signal, call);
+    const effect = effectOn(signal, call.limits.length, call.units);
+    if (effect === undefined) return;
+    const { remaining, blockMs, learns, which } = effect;
     if (learns !== undefined) await this.once(key, 'a', [learns.limit, learns.windowMs], call);
-    if (remaining !== undefined) await this.once(key, 'l', [remaining], call);
+    if (remaining !== undefined) {
+      const some = which.length < call.limits.length ? which.map((index) => index + 1) : [];
+      await this.once(key, 'l', [remaining, ...some], call);
+    }
     if (blockMs > 0) await this.once(key, 'b', [blockMs], call);
+  }
+
+  /** Best effort, like `block`: one attempt. */
+  async adjust(key: string, amounts: readonly number[], call: StoreCall): Promise<void> {
+    this.local?.adjust(key, amounts, call);
+    const each = call.limits.map((_, index) => amounts[index] ?? 0);
+    await this.once(key, 'd', each, call);
   }
 
   async reset(key: string): Promise<void> {
@@ -170,7 +191,7 @@ class RedisBuckets implements RedisStore {
   private async call<T>(
     key: string,
     op: Operation,
-    opArgs: readonly number[],
+    opArgs: readonly (number | string)[],
     call: StoreCall,
     parse: (reply: unknown) => T,
     fallback: (local: LocalLimits) => T,
