@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pacer } from '../../src/pacer/index.js';
 import { launchChromium } from './chromium.js';
 
 const SRC = resolve(import.meta.dirname, '../../src');
@@ -101,6 +102,33 @@ window.harness = {
     await store.observe(key, { kind: 'policy', ...learned }, call);
     store.close();
   },
+  /**
+   * Limits per unit: \`calls\` tasks at once in reject mode, each costing one request and
+   * \`tokens\` tokens, at \`capacity\` tokens a day (requests plentiful).
+   */
+  async unitsReject(budget, key, calls, tokens, capacity) {
+    const store = crossTabStore({ name: budget });
+    const limits = { requests: { limit: 100_000, windowMs: 86_400_000 }, tokens: { limit: capacity, windowMs: 86_400_000 } };
+    const pacer = createPacer({ limits, mode: 'reject', store });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: calls }, () => pacer.schedule(() => true, { key, cost: { requests: 1, tokens } })),
+    );
+    pacer.dispose();
+    store.close();
+    return outcomes.filter((o) => o.status === 'fulfilled').length;
+  },
+  /** Queues one task costing \`tokens\` of \`capacity\` a day; resolves with its start time. */
+  unitsStart(budget, key, tokens, capacity) {
+    const store = crossTabStore({ name: budget });
+    const limits = { requests: { limit: 100_000, windowMs: 86_400_000 }, tokens: { limit: capacity, windowMs: 86_400_000 } };
+    window.unitPacer = createPacer({ limits, store });
+    return window.unitPacer.schedule(() => sharedNow(), { key, cost: { requests: 1, tokens } });
+  },
+  /** The task this page started used \`amount\` tokens fewer: gives them back; returns when. */
+  unitsGiveBack(key, amount) {
+    window.unitPacer.adjust(key, { tokens: -amount });
+    return sharedNow();
+  },
   /** Requests waiting for a Web Lock of this origin, by name. */
   async pendingLocks() {
     const { pending = [] } = await navigator.locks.query();
@@ -168,6 +196,15 @@ interface Harness {
   startTake(budget: string, key: string, capacity: number): void;
   learn(budget: string, key: string, policy: object, learned: object): Promise<void>;
   pendingLocks(): Promise<string[]>;
+  unitsReject(
+    budget: string,
+    key: string,
+    calls: number,
+    tokens: number,
+    capacity: number,
+  ): Promise<number>;
+  unitsStart(budget: string, key: string, tokens: number, capacity: number): Promise<number>;
+  unitsGiveBack(key: string, amount: number): Promise<number>;
 }
 
 type Call<K extends keyof Harness> = Parameters<Harness[K]>;
@@ -321,6 +358,44 @@ describe('crossTabStore in chromium: four tabs, one bucket', () => {
     const TOLERANCE_MS = 25;
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200 - TOLERANCE_MS);
     expect((starts.at(-1) as number) - (starts[0] as number)).toBeLessThan(9 * 200 + 1_000);
+  }, 60_000);
+
+  it('counts the tokens of every tab: exactly the tokens allowed are spent, whatever the requests', async () => {
+    const admitted: number[] = [];
+    for (let trial = 0; trial < 5; trial++) {
+      const results = await Promise.all(
+        pages.map((page) => harness(page, 'unitsReject', 'units', `trial-${trial}`, 50, 10, 1_000)),
+      );
+      admitted.push(results.reduce((sum, count) => sum + count, 0));
+    }
+    // 1,000 tokens a day at 10 a call: 100 calls of the 200, in every trial.
+    expect(admitted).toEqual([100, 100, 100, 100, 100]);
+  }, 120_000);
+
+  it("starts another tab's waiting call as soon as a tab gives its tokens back", async () => {
+    const [a, b] = pages as [Page, Page];
+    // a spends all 100 tokens of the day; b's call of 50 waits (the refill would take 12 h).
+    await harness(a, 'unitsStart', 'giveback', 'k', 100, 100);
+    const waiting = harness(b, 'unitsStart', 'giveback', 'k', 50, 100);
+    let started = false;
+    void waiting.then(() => {
+      started = true;
+    });
+    // The store denied it: b's pacer holds it until the refill (hours away), not a timer soon.
+    await b.waitForFunction(() => {
+      const pacer = (window as unknown as { unitPacer?: Pacer }).unitPacer;
+      const inspection = pacer?.inspect('k');
+      return inspection?.queued === 1 && (inspection.nextStartAt ?? 0) - inspection.at > 3_600_000;
+    });
+    expect(started).toBe(false);
+    // a's answer used 40: it gives 60 back, and the store announces it to every tab.
+    const givenAt = await harness(a, 'unitsGiveBack', 'k', 60);
+    const startedAt = await waiting;
+    console.info(
+      `[cross-tab] a gave 60 tokens back; b's waiting call started ${Math.round(startedAt - givenAt)} ms later`,
+    );
+    expect(startedAt).toBeGreaterThanOrEqual(givenAt);
+    expect(startedAt - givenAt).toBeLessThan(2_000);
   }, 60_000);
 
   it('is not wedged by a tab that closes mid-operation: its lock is released, its write undone', async () => {
