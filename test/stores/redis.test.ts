@@ -240,6 +240,45 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
     expect(await client.exists([`${prefix}t`, `${prefix}h`])).toBe(0);
   });
 
+  it('counts limits per unit for every process: the tokens one spends, another waits for', async () => {
+    const prefix = `${run}:units:`;
+    const day = 86_400_000;
+    const limits = {
+      requests: { limit: 100_000, windowMs: day },
+      tokens: { limit: 1_000, windowMs: day },
+    };
+    // Three pacers, each with its own client of the store, as three processes would have.
+    const pacers = [0, 1, 2].map(() =>
+      createPacer({ limits, mode: 'reject', store: redisStore({ client, prefix }) }),
+    );
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 150 }, (_, index) =>
+        (pacers[index % 3] as (typeof pacers)[number]).schedule(() => true, {
+          key: 'k',
+          cost: { requests: 1, tokens: 10 },
+        }),
+      ),
+    );
+    // 1,000 tokens a day at 10 a call: exactly 100 of 150, between the three.
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(100);
+    // A give-back is in Redis for every process: 100 tokens back, 10 more calls.
+    pacers[0]?.adjust('k', { tokens: -100 });
+    const after = await Promise.allSettled(
+      Array.from({ length: 15 }, () =>
+        (pacers[1] as (typeof pacers)[number]).schedule(() => true, {
+          key: 'k',
+          cost: { requests: 1, tokens: 10 },
+        }),
+      ),
+    );
+    expect(after.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(10);
+    // A tokens count of 0 from the server blocks the key; a count of requests is not one.
+    const queue = createPacer({ limits: perSecond(5), store: redisStore({ client, prefix }) });
+    queue.observe('plain', { kind: 'quota', remaining: 0, resetMs: 60_000, unit: 'tokens' });
+    await expect(queue.schedule(() => 'went', { key: 'plain' })).resolves.toBe('went');
+    for (const pacer of [...pacers, queue]) pacer.dispose();
+  });
+
   it('shares one bucket between stores, on the server clock, and writes nothing for a denial', async () => {
     const prefix = `${run}:share:`;
     const a = redisStore({ client, prefix });
