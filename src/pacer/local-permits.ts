@@ -188,6 +188,10 @@ export class LocalPermits implements Permits {
     this.core.limiter.adjust(key, delta);
   }
 
+  projectUnits(key: string, ahead: Readonly<Record<string, number>>, own: UnitCosts): Decision {
+    return projectUnits(this.core.limiter, key, ahead, own);
+  }
+
   inspect(key: string): KeyInspection {
     const { limiter, waiting } = this.core;
     const line = waiting.line(key);

@@ -38,6 +38,12 @@ export interface Permits {
   blockUntil(key: string, until: number): void;
   /** `pacer.adjust`: the key's limits per unit are charged or given back `delta` (checked here). */
   adjust(key: string, delta: UnitCosts): void;
+  /**
+   * For a key with limits per unit: when a task of `own` amounts would get them behind the
+   * `ahead` amounts of the tasks before it (see `projectUnits`), for `onProgress`. Absent
+   * where the permits' state is not at hand (a store's): those keys project no start.
+   */
+  projectUnits?(key: string, ahead: Readonly<Record<string, number>>, own: UnitCosts): Decision;
   inspect(key: string): KeyInspection;
   /** The pacer is disposed: stop listening to the store, let it drop its waits. */
   dispose(): void;

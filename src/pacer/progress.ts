@@ -1,3 +1,4 @@
+import { addUnits } from './line.js';
 import type { Task, WaitingKey } from './task.js';
 import type { TaskProgress } from './types.js';
 
@@ -12,10 +13,23 @@ export interface KeyState {
   /** The key waits for answers of requests in flight (a slow start): when, nobody knows. */
   readonly awaitingAnswers: boolean;
   /**
-   * The key counts several units (requests and tokens): its line drains at the pace of the
-   * slowest unit for each task's amounts, which one rate cannot project (not projected yet).
+   * A key counted in several units (requests and tokens), whose line drains at the pace of the
+   * slowest unit for each task's amounts, which one rate cannot project: when a task would get
+   * its amounts (`UnitStarts`), or `'unknown'` where nobody can say (a store's key, whose state
+   * is the store's). Undefined: the key counts one unit.
    */
-  readonly countsUnits: boolean;
+  readonly units: UnitStarts | 'unknown' | undefined;
+}
+
+/** Projected starts for a key with limits per unit (see `KeyState.units`). */
+export interface UnitStarts {
+  /** The unit a plain number cost is in (the key's main unit). */
+  readonly main: string;
+  /**
+   * Ticker ms at which a task of amounts `own` would have them behind the `ahead` amounts of
+   * the tasks before it, each unit at its own rate (see `projectUnits`, which `maxWaitMs` uses).
+   */
+  startAt(ahead: Readonly<Record<string, number>>, own: Readonly<Record<string, number>>): number;
 }
 
 /**
@@ -32,7 +46,8 @@ export const PROJECTION_NOISE_MS = 1;
 type Basis =
   | { readonly kind: 'blocked'; readonly until: number }
   | { readonly kind: 'unknown' }
-  | { readonly kind: 'projected'; readonly anchor: number; readonly ratePerMs: number };
+  | { readonly kind: 'projected'; readonly anchor: number; readonly ratePerMs: number }
+  | { readonly kind: 'units'; readonly starts: UnitStarts };
 
 /** A key with listening tasks: what its reports were last computed from. */
 interface KeyReports {
@@ -140,6 +155,10 @@ function collect(
   const basis = basisOf(waiting, head, state);
   const fresh = reports.fresh;
   reports.fresh = [];
+  if (basis.kind === 'units') {
+    reports.basis = basis;
+    return reportUnits(waiting, basis.starts, now, due);
+  }
   const kept = reports.basis;
   if (kept !== undefined && reports.reorders === waiting.reorders && close(kept, basis)) {
     // Nothing moved for the tasks already told: only the new ones hear, and those whose start
@@ -171,17 +190,49 @@ function collect(
   return listening;
 }
 
+/**
+ * The reports of a key with limits per unit: no one anchor projects its line, so each refresh
+ * walks it, summing the amounts per unit ahead of each listening task (O(queue) per flush for
+ * such a key, where a key of one unit costs O(1) per start). In line order, no task is
+ * projected to start before one ahead of it.
+ */
+function reportUnits(
+  waiting: WaitingKey,
+  starts: UnitStarts,
+  now: number,
+  due: [Task, TaskProgress][],
+): boolean {
+  const ahead: Record<string, number> = Object.create(null);
+  let listening = false;
+  let earliest = waiting.due;
+  for (const task of waiting.line) {
+    const own = task.units ?? { [starts.main]: task.cost };
+    if (task.onProgress !== undefined) {
+      listening = true;
+      earliest = Math.max(earliest, starts.startAt(ahead, own));
+      const startAt = Math.round(earliest * 1_000) / 1_000;
+      // Due already, yet not started: it waits for a slot or `resume()` (see `progressOf`).
+      const progress: TaskProgress =
+        startAt > now || waiting.due > now ? { state: 'queued', startAt } : UNKNOWN;
+      if (!same(task.reported, progress)) due.push([task, progress]);
+    }
+    addUnits(ahead, own, 1);
+  }
+  return listening;
+}
+
 /** What the reports of `waiting` follow from now. */
 function basisOf(waiting: WaitingKey, head: Task, state: KeyState): Basis {
   if (state.blockedUntil !== undefined) return { kind: 'blocked', until: state.blockedUntil };
   if (
     state.rejectMode ||
     state.awaitingAnswers ||
-    state.countsUnits ||
+    state.units === 'unknown' ||
     !Number.isFinite(waiting.due)
   ) {
     return UNKNOWN_BASIS;
   }
+  if (state.units !== undefined) return { kind: 'units', starts: state.units };
   // The head's position is always `taken` plus its own cost, renumbered or not.
   const anchor = waiting.due - (waiting.taken + head.cost) / state.ratePerMs;
   return { kind: 'projected', anchor, ratePerMs: state.ratePerMs };
@@ -193,6 +244,7 @@ const UNKNOWN_BASIS: Basis = Object.freeze({ kind: 'unknown' });
 function close(a: Basis, b: Basis): boolean {
   if (a.kind === 'blocked') return b.kind === 'blocked' && a.until === b.until;
   if (a.kind === 'unknown') return b.kind === 'unknown';
+  if (a.kind === 'units' || b.kind === 'units') return false;
   return (
     b.kind === 'projected' &&
     a.ratePerMs === b.ratePerMs &&
@@ -219,7 +271,7 @@ function report(
 
 function progressOf(task: Task, basis: Basis, waiting: WaitingKey, now: number): TaskProgress {
   if (basis.kind === 'blocked') return { state: 'blocked', until: basis.until };
-  if (basis.kind === 'unknown') return UNKNOWN;
+  if (basis.kind === 'unknown' || basis.kind === 'units') return UNKNOWN;
   const startAt = startOf(basis, task);
   // Due already, yet not started: it waits for a slot, `resume()` or a store's answer. Judged
   // by the head's own due time too: a projection within the noise before it is not overdue.

@@ -9,7 +9,7 @@ import { LocalPermits } from './local-permits.js';
 import type { ResolvedPacerOptions } from './options.js';
 import type { Permits, SchedulerCore } from './permits.js';
 import { RunningTasks, settle } from './lifecycle.js';
-import { ProgressReports } from './progress.js';
+import { ProgressReports, type UnitStarts } from './progress.js';
 import { Snapshots } from './snapshots.js';
 import {
   assertKey,
@@ -298,10 +298,22 @@ export class Scheduler implements SchedulerCore {
         ratePerMs: this.limiter.policyOf(key).ratePerMs,
         rejectMode: this.options.mode === 'reject',
         awaitingAnswers: this.limiter.peek(key, 1).reason === 'in-flight',
-        countsUnits: this.limiter.unitsOf(key) !== undefined,
+        units: this.unitStarts(key, at),
       }),
       at,
     );
+  }
+
+  /** `KeyState.units` of `key` at `at`: its projected starts, if it counts several units. */
+  private unitStarts(key: string, at: number): UnitStarts | 'unknown' | undefined {
+    const units = this.limiter.unitsOf(key);
+    if (units === undefined) return undefined;
+    const { permits } = this;
+    if (permits.projectUnits === undefined) return 'unknown';
+    return {
+      main: Object.keys(units)[0] as string,
+      startAt: (ahead, own) => at + (permits.projectUnits?.(key, ahead, own).retryAfterMs ?? 0),
+    };
   }
 
   private arm(): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { perSecond } from '../../src/core/policy.js';
+import type { TaskProgress } from '../../src/pacer/index.js';
 import { harness } from './support.js';
 
 /** 10 requests and 2,000 tokens per second. */
@@ -90,5 +91,54 @@ describe('a pacer with limits per unit', () => {
       '[fetch-pacer] Expected `cost.tokens` to be an integer >= 0, got `-1` (number)',
     );
     expect(() => pacer.adjust('default', { tokens: Number.NaN })).toThrow(/`delta.tokens`/);
+  });
+});
+
+describe('onProgress with limits per unit', () => {
+  const recorder = () => {
+    const reports: TaskProgress[] = [];
+    return { reports, onProgress: (progress: TaskProgress) => reports.push(progress) };
+  };
+
+  it('projects each task to the start the slowest unit gives it, and keeps to it', async () => {
+    const { clock, pacer, task, startsOf } = harness({ limits: llm });
+    const listeners = [1_500, 1_000, 100, 1_000].map((tokens) => {
+      const listener = recorder();
+      pacer.schedule(task(`t${tokens}`), {
+        cost: { requests: 1, tokens },
+        onProgress: listener.onProgress,
+      });
+      return listener;
+    });
+    // Projected at once, before anything ran: the same starts as they then get.
+    expect(listeners.map(({ reports }) => reports[0])).toEqual([
+      { state: 'started' },
+      { state: 'queued', startAt: 250 },
+      { state: 'queued', startAt: 300 },
+      { state: 'queued', startAt: 800 },
+    ]);
+    await clock.advanceAsync(2_000);
+    expect(startsOf()).toEqual([0, 250, 300, 800]);
+    // Each was told once where it stands, then that it started: the projection held.
+    for (const { reports } of listeners.slice(1)) expect(reports).toHaveLength(2);
+  });
+
+  it('moves the projection when tokens are given back, and counts a plain cost in requests', async () => {
+    const { clock, pacer, task } = harness({ limits: llm });
+    pacer.schedule(task('big'), { cost: { requests: 1, tokens: 2_000 } });
+    const next = recorder();
+    pacer.schedule(task('next'), {
+      cost: { requests: 1, tokens: 1_000 },
+      onProgress: next.onProgress,
+    });
+    const plain = recorder();
+    pacer.schedule(task('plain'), { onProgress: plain.onProgress });
+    expect(next.reports).toEqual([{ state: 'queued', startAt: 500 }]);
+    // Behind `next` in line, with the requests it needs at hand: right after it.
+    expect(plain.reports).toEqual([{ state: 'queued', startAt: 500 }]);
+    await clock.advanceAsync(100);
+    pacer.adjust('default', { tokens: -1_000 }); // the big one used 1,000
+    expect(next.reports.at(-1)).toEqual({ state: 'started' });
+    expect(plain.reports.at(-1)).toEqual({ state: 'started' });
   });
 });

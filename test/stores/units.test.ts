@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { perSecond } from '../../src/core/policy.js';
-import { createPacer, type Pacer, type PacerOptions } from '../../src/pacer/index.js';
+import {
+  createPacer,
+  type Pacer,
+  type PacerOptions,
+  type TaskProgress,
+} from '../../src/pacer/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { flushMicrotasks } from '../pacer/support.js';
 import { fakeStore } from '../support/fake-store.js';
@@ -116,6 +121,19 @@ describe('limits per unit through a store', () => {
     await clock.advanceAsync(2_000);
     expect(startsOf()).toEqual([0, 600]);
     expect(outcomes.sort()).toEqual(['t0 ran', 't1 ran', 't2 RateLimitError', 't3 RateLimitError']);
+  });
+
+  it("projects no start for a store's key (its state is the store's), and reports the start", async () => {
+    const { clock, pacer, task } = shared();
+    const one = pacer();
+    one.schedule(task('big'), { cost: { requests: 1, tokens: 2_000 } });
+    const reports: TaskProgress[] = [];
+    one.schedule(task('next'), {
+      cost: { requests: 1, tokens: 100 },
+      onProgress: (progress) => reports.push(progress),
+    });
+    await clock.advanceAsync(1_000);
+    expect(reports).toEqual([{ state: 'queued', startAt: undefined }, { state: 'started' }]);
   });
 
   it("refuses 'arrival-safe' in a unit (it counts until each answer, in memory only)", () => {
