@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { HttpResponse, http } from 'msw';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { perSecond } from '../../src/core/policy.js';
-import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import {
+  createPacedFetch,
+  type PacedFetch,
+  type PacedFetchOptions,
+} from '../../src/http/paced-fetch.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { driveNetwork, network } from '../support/counting-servers.js';
 import { fakeStore } from '../support/fake-store.js';
@@ -49,9 +53,24 @@ async function run(
   server.use(backend.handler);
   const net = network({ clock, delayMs: [5, 30], seed: 1 });
   const pacedFetch = createPacedFetch({ ...options(clock), fetch: net.fetch, clock });
+  const { statuses, lastAt } = await sendAll([pacedFetch], work, clock, net, backend);
+  return { backend, statuses, lastAt, pacer: pacedFetch.pacer };
+}
+
+/**
+ * Sends every call of `work` at once, the i-th through `clients[i % clients.length]`, and drives
+ * the network until all are settled: their statuses, and when the last reached the server.
+ */
+async function sendAll(
+  clients: readonly PacedFetch[],
+  work: readonly Call[],
+  clock: ManualClock,
+  net: ReturnType<typeof network>,
+  backend: ReturnType<typeof llmServer>,
+) {
   let settled = 0;
-  const responses = work.map((call) =>
-    pacedFetch(`${LLM_ORIGIN}/v1/chat`, {
+  const responses = work.map((call, index) =>
+    (clients[index % clients.length] as PacedFetch)(`${LLM_ORIGIN}/v1/chat`, {
       method: 'POST',
       body: JSON.stringify(call.body),
       headers: { 'x-estimate': String(call.estimate) },
@@ -60,7 +79,7 @@ async function run(
   await driveNetwork(clock, net, () => settled === work.length, 600_000);
   const statuses = (await Promise.all(responses)).map((response) => response.status);
   const lastAt = Math.max(...backend.hits.map((hit) => hit.at));
-  return { backend, statuses, lastAt, pacer: pacedFetch.pacer };
+  return { statuses, lastAt };
 }
 
 const estimateOf = (request: Request) => Number(request.headers.get('x-estimate'));
@@ -170,17 +189,7 @@ describe('pacing an LLM API from several clients sharing a store', () => {
         clock,
       }),
     );
-    let settled = 0;
-    const responses = work.map((call, index) =>
-      (clients[index % 3] as (typeof clients)[number])(`${LLM_ORIGIN}/v1/chat`, {
-        method: 'POST',
-        body: JSON.stringify(call.body),
-        headers: { 'x-estimate': String(call.estimate) },
-      }).finally(() => settled++),
-    );
-    await driveNetwork(clock, net, () => settled === work.length, 600_000);
-    const statuses = (await Promise.all(responses)).map((response) => response.status);
-    const lastAt = Math.max(...backend.hits.map((hit) => hit.at));
+    const { statuses, lastAt } = await sendAll(clients, work, clock, net, backend);
     return { backend, statuses, lastAt, fake };
   }
 

@@ -58,17 +58,21 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
     client.destroy();
   });
 
+  /**
+   * One run of the script on the test's clock. The script sets its TTL from that clock, but
+   * Redis expires keys on its own: PERSIST in the same transaction keeps the key until the
+   * test's time says it is at rest.
+   */
+  const script = async (key: string, args: string[]) => {
+    const [reply] = await client
+      .multi()
+      .eval(SCRIPT, { keys: [key], arguments: args })
+      .persist(key)
+      .exec();
+    return reply;
+  };
+
   it('runs the core arithmetic in Lua: the same decisions as the shared bucket, at any time', async () => {
-    // The script sets its TTL from this test's clock, but Redis expires keys on its own: PERSIST
-    // in the same transaction keeps the key until the test's time says it is at rest.
-    const script = async (key: string, args: string[]) => {
-      const [reply] = await client
-        .multi()
-        .eval(SCRIPT, { keys: [key], arguments: args })
-        .persist(key)
-        .exec();
-      return reply;
-    };
     const policyArb = fc
       .record({
         algorithm: fc.constantFrom<'token-bucket' | 'gcra'>('token-bucket', 'gcra'),
@@ -131,14 +135,6 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
   }, 60_000);
 
   it('runs amounts per policy, counts per unit and adjustments in Lua as the shared bucket does', async () => {
-    const script = async (key: string, args: string[]) => {
-      const [reply] = await client
-        .multi()
-        .eval(SCRIPT, { keys: [key], arguments: args })
-        .persist(key)
-        .exec();
-      return reply;
-    };
     const policyArb = fc
       .record({
         algorithm: fc.constantFrom<'token-bucket' | 'gcra'>('token-bucket', 'gcra'),
