@@ -24,8 +24,12 @@ export interface BucketState {
   readonly values: number[];
   /** Shared-clock ms until which the server blocked the key; 0 when never. */
   blockedUntil: number;
-  /** The policy the server advertised to any client of the store, counted by all of them. */
-  learned?: SharedLearned;
+  /**
+   * The policies the server advertised to any client of the store, counted by all of them: at
+   * most one per unit (the main unit's, and with limits per unit one per other unit, each
+   * counting the amounts of its unit's first policy: `SharedLearned.of`), in that order.
+   */
+  learned?: SharedLearned[];
 }
 
 /**
@@ -39,6 +43,11 @@ export interface BucketState {
 export interface SharedLearned {
   readonly limit: number;
   readonly windowMs: number;
+  /**
+   * The index of the policy (in the key's limits) whose amount a request pays here: 0 for the
+   * main unit; for another unit (tokens), its first policy's.
+   */
+  readonly of: number;
   /** Shared-clock ms of its last change. */
   stamp: number;
   /** ms of debt ahead of the stamp. */
@@ -84,17 +93,22 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
     values,
     blockedUntil: Number.isFinite(blockedUntil) ? blockedUntil : 0,
   };
-  const learned = found.learned;
-  if (
-    typeof learned === 'object' &&
-    learned !== null &&
-    isLearnable(learned.limit, learned.windowMs) &&
-    Number.isFinite(learned.stamp) &&
-    Number.isFinite(learned.debt)
-  ) {
-    const { limit, windowMs, stamp, debt } = learned;
-    state.learned = { limit, windowMs, stamp, debt };
+  const learned: SharedLearned[] = [];
+  for (const each of Array.isArray(found.learned) ? found.learned : []) {
+    const { limit, windowMs, stamp, debt, of } = (each ?? {}) as Partial<SharedLearned>;
+    if (
+      isLearnable(limit, windowMs) &&
+      Number.isFinite(stamp) &&
+      Number.isFinite(debt) &&
+      Number.isInteger(of) &&
+      (of as number) >= 0 &&
+      (of as number) < limits.length &&
+      !learned.some((kept) => kept.of === of)
+    ) {
+      learned.push({ limit, windowMs, of, stamp, debt } as SharedLearned);
+    }
   }
+  if (learned.length > 0) state.learned = learned.sort((a, b) => a.of - b.of);
   return state;
 }
 
@@ -223,6 +237,11 @@ class LearnedPart {
     this.spacing = learned.windowMs / learned.limit;
   }
 
+  /** The policy whose amount a request pays here (see `SharedLearned.of`). */
+  get of(): number {
+    return this.learned.of;
+  }
+
   debtAt(at: number): number {
     return debtAt(this.learned.stamp, this.learned.debt, at);
   }
@@ -240,6 +259,13 @@ class LearnedPart {
     return allow(0, wholeMs(after), limit);
   }
 
+  /** As `Part.adjust`: a charge is debt, a give-back cancels debt (never below none). */
+  adjust(now: number, amount: number): void {
+    const debt = this.debtAt(now) + amount * this.spacing;
+    this.learned.debt = debt > 0 ? debt : 0;
+    if (now > this.learned.stamp) this.learned.stamp = now;
+  }
+
   restsAt(now: number): number {
     const { stamp, windowMs } = this.learned;
     const until = Math.max(now + this.debtAt(now), stamp + 2 * windowMs);
@@ -251,12 +277,11 @@ type AnyPart = Part | LearnedPart;
 
 /**
  * The parts of a state: its own policies, in the order of `limits` (policy `i` pays
- * `amountOf(cost, i)`), then the learned policy, if any, which counts the first policy's amount
- * (the key's main unit).
+ * `amountOf(cost, i)`), then the learned policies, each paying its `of` policy's amount.
  */
 function parts(state: BucketState, limits: Limits): AnyPart[] {
   const all: AnyPart[] = ownParts(state, limits);
-  if (state.learned !== undefined) all.push(new LearnedPart(state.learned));
+  for (const learned of state.learned ?? []) all.push(new LearnedPart(learned));
   return all;
 }
 
@@ -273,14 +298,13 @@ function ownParts(state: BucketState, limits: Limits): Part[] {
 
 /** What a request of `cost` gets at `now`, all policies together; with `take`, it is charged. */
 function decideAll(all: readonly AnyPart[], now: number, cost: StoreCost, take: boolean): Decision {
-  // The learned part is last and counts the main unit: `amountOf` gives it policy 0's amount.
-  const own = all.length - (all[all.length - 1] instanceof LearnedPart ? 1 : 0);
-  const amount = (index: number) => amountOf(cost, index < own ? index : 0);
-  if (all.length === 1) return (all[0] as AnyPart).decide(now, amount(0), take);
-  const peeks = all.map((part, index) => part.decide(now, amount(index), false));
+  const amount = (part: AnyPart, index: number) =>
+    amountOf(cost, part instanceof LearnedPart ? part.of : index);
+  if (all.length === 1) return (all[0] as AnyPart).decide(now, amountOf(cost, 0), take);
+  const peeks = all.map((part, index) => part.decide(now, amount(part, index), false));
   const verdict = combine(peeks);
   if (!verdict.allowed || !take) return verdict;
-  return combine(all.map((part, index) => part.decide(now, amount(index), true)));
+  return combine(all.map((part, index) => part.decide(now, amount(part, index), true)));
 }
 
 /** The core's 'blocked' denial: wait for the block, and past it for the key's own policy too. */
@@ -361,8 +385,8 @@ export function lower(
 
 /**
  * The real cost of a started request is known: policy `i` is charged `amounts[i]` more, or
- * given it back where negative (see `Part.adjust`). The learned policy is not: it spreads
- * requests, whatever they cost.
+ * given it back where negative (see `Part.adjust`), and so is a learned policy in its unit
+ * (a reserve of tokens given back is not held in the spread either).
  */
 export function adjust(
   state: BucketState,
@@ -370,8 +394,8 @@ export function adjust(
   now: number,
   amounts: readonly number[],
 ): void {
-  ownParts(state, limits).forEach((part, index) => {
-    const amount = amounts[index] ?? 0;
+  parts(state, limits).forEach((part, index) => {
+    const amount = amounts[part instanceof LearnedPart ? part.of : index] ?? 0;
     if (amount !== 0 && Number.isFinite(amount)) part.adjust(now, amount);
   });
 }
@@ -394,12 +418,21 @@ export function policiesOfUnit(
 }
 
 /**
- * The server advertised `limit` per `windowMs`: every client of the store counts it from now
- * (see `SharedLearned`). The same policy again keeps its count, as does a window within a
- * tenth of it (one inferred from a reset wobbles with the network's delay).
+ * The server advertised `limit` per `windowMs` in the unit whose first policy is `of` (0, the
+ * main unit, by default): every client of the store counts it from now (see `SharedLearned`).
+ * The same policy again keeps its count, as does a window within a tenth of it (one inferred
+ * from a reset wobbles with the network's delay).
  */
-export function learn(state: BucketState, now: number, limit: number, windowMs: number): void {
-  const current = state.learned;
+export function learn(
+  state: BucketState,
+  now: number,
+  limit: number,
+  windowMs: number,
+  of = 0,
+): void {
+  const learned = state.learned ?? [];
+  const at = learned.findIndex((each) => each.of === of);
+  const current = learned[at];
   if (
     current !== undefined &&
     current.limit === limit &&
@@ -407,7 +440,12 @@ export function learn(state: BucketState, now: number, limit: number, windowMs: 
   ) {
     return;
   }
-  state.learned = { limit, windowMs, stamp: now, debt: 0 };
+  const fresh: SharedLearned = { limit, windowMs, of, stamp: now, debt: 0 };
+  if (at >= 0) learned[at] = fresh;
+  else learned.splice(learned.filter((each) => each.of < of).length, 0, fresh);
+  // In the order of their policies, as the Redis script keeps them (the binding decision of
+  // a tie is the first).
+  state.learned = learned;
 }
 
 /** What a server signal does to a shared bucket (see `effectOf`). */
@@ -416,16 +454,19 @@ export interface SignalEffect {
   readonly remaining: number | undefined;
   /** How long the key is blocked (ms from now); 0 for no block. */
   readonly blockMs: number;
-  /** The policy the server advertised, which every client then counts (see `SharedLearned`). */
-  readonly learns?: { readonly limit: number; readonly windowMs: number };
+  /**
+   * The policy the server advertised, which every client then counts (see `SharedLearned`);
+   * `of`: the first policy of its unit (`effectOn` sets it; 0 from `effectOf`).
+   */
+  readonly learns?: { readonly limit: number; readonly windowMs: number; readonly of: number };
 }
 
 /**
  * What a server signal does to a shared bucket: the count it lowers the credit to, how long it
- * blocks the key (ms from now), and the policy it teaches every client. A refusal without
- * Retry-After says that nothing is left. A policy of a unit other than the key's own (tokens),
- * or beyond what a store learns, teaches nothing here. A rate taught by refusals, a slow start
- * and a probe are each pacer's: they are measured from its own requests.
+ * blocks the key (ms from now), and the policy it teaches every client (in the signal's unit:
+ * see `effectOn`). A refusal without Retry-After says that nothing is left. A policy beyond what
+ * a store learns teaches nothing here. A rate taught by refusals, a slow start and a probe are
+ * each pacer's: they are measured from its own requests.
  */
 export function effectOf(signal: ServerSignal): SignalEffect {
   if (signal.kind === 'refusal') {
@@ -439,9 +480,9 @@ export function effectOf(signal: ServerSignal): SignalEffect {
   const { remaining } = signal;
   const reset = serverDelay(signal.resetMs) ?? 0;
   const effect = { remaining, blockMs: remaining === 0 ? reset : 0 };
-  if (signal.kind !== 'policy' || signal.unit !== undefined) return effect;
+  if (signal.kind !== 'policy') return effect;
   const { limit, windowMs } = signal;
-  return isLearnable(limit, windowMs) ? { ...effect, learns: { limit, windowMs } } : effect;
+  return isLearnable(limit, windowMs) ? { ...effect, learns: { limit, windowMs, of: 0 } } : effect;
 }
 
 /**
@@ -459,8 +500,7 @@ export function observe(
   const effect = effectOn(signal, limits.length, units);
   if (effect === undefined) return;
   const { remaining, blockMs, learns, which } = effect;
-  // Only a policy that names no unit teaches (see `effectOf`): the main unit's.
-  if (learns !== undefined) learn(state, now, learns.limit, learns.windowMs);
+  if (learns !== undefined) learn(state, now, learns.limit, learns.windowMs, learns.of);
   if (remaining !== undefined) lower(state, limits, now, remaining, which);
   if (blockMs > 0) block(state, now + blockMs);
 }
@@ -481,7 +521,11 @@ export function effectOn(
   const effect = effectOf(signal);
   const { remaining, blockMs, learns } = effect;
   if (remaining === undefined && blockMs === 0 && learns === undefined) return undefined;
-  return { ...effect, which };
+  // A policy in a unit counts that unit's amounts: those of its first policy.
+  const of = which[0] as number;
+  return learns === undefined
+    ? { ...effect, which }
+    : { ...effect, learns: { ...learns, of }, which };
 }
 
 /** Blocks the key until `until` (shared ms); a later block wins, none shortens another. */

@@ -63,7 +63,10 @@ export class LocalLimits {
     const { remaining, blockMs, learns } = effect;
     const unit = 'unit' in signal ? signal.unit : undefined;
     const named = unit === undefined ? {} : { unit };
-    if (learns !== undefined) this.limiter.observe(key, { kind: 'policy', ...learns });
+    if (learns !== undefined) {
+      const { limit, windowMs } = learns;
+      this.limiter.observe(key, { kind: 'policy', limit, windowMs, ...named });
+    }
     if (remaining !== undefined) this.limiter.observe(key, { kind: 'quota', remaining, ...named });
     if (blockMs > 0) this.block(key, blockMs);
   }

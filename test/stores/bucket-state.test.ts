@@ -4,10 +4,12 @@ import type { Decision } from '../../src/core/decision.js';
 import { createRateLimiter } from '../../src/core/limiter.js';
 import { type Policy, perSecond, resolvePolicy } from '../../src/core/policy.js';
 import {
+  adjust,
   assertShareable,
   block,
   decide,
   effectOf,
+  effectOn,
   learn,
   lower,
   normalize,
@@ -286,6 +288,24 @@ describe('a policy learned through a store (SharedLearned)', () => {
     expect(at(250)).toBe(true);
   });
 
+  it("is learned per unit: a tokens policy spreads a key's tokens, and the requests keep theirs", () => {
+    const units = ['requests', 'tokens'];
+    const both = [resolvePolicy(perSecond(100)), resolvePolicy(perSecond(100_000))];
+    const state = normalize(undefined, both, 0);
+    const policy = { kind: 'policy', limit: 1_000, windowMs: 1_000, unit: 'tokens' } as const;
+    observe(state, both, 0, policy, units);
+    expect(state.learned).toEqual([{ limit: 1_000, windowMs: 1_000, of: 1, stamp: 0, debt: 0 }]);
+    // 500 tokens go when due, and pay 500 ms of the learned 1,000 a second.
+    expect(decide(state, both, 0, [[1, 500]], false)[0]?.allowed).toBe(true);
+    expect(peek(state, both, 0, [1, 1])).toMatchObject({ allowed: false, retryAfterMs: 500 });
+    // A request that needs no tokens is not held by them.
+    expect(peek(state, both, 0, [1, 0]).allowed).toBe(true);
+    // The answer said 100 were used: the 400 given back leave the spread too.
+    adjust(state, both, 0, [0, -400]);
+    expect(peek(state, both, 0, [1, 1])).toMatchObject({ allowed: false, retryAfterMs: 100 });
+    expect(peek(state, both, 100, [1, 1]).allowed).toBe(true);
+  });
+
   it('lets a request bigger than one permit go when due, and makes it pay for all of it', () => {
     const state = learned();
     expect(decide(state, limits, 0, [3], false)[0]?.allowed).toBe(true);
@@ -304,31 +324,37 @@ describe('a policy learned through a store (SharedLearned)', () => {
   it('is not lowered by a count, and outlives a full bucket by two of its windows', () => {
     const state = learned(100);
     lower(state, limits, 100, 0);
-    expect(state.learned).toEqual({ limit: 4, windowMs: 1_000, stamp: 100, debt: 0 });
+    expect(state.learned).toEqual([{ limit: 4, windowMs: 1_000, of: 0, stamp: 100, debt: 0 }]);
     expect(restsAt(state, limits, 200)).toBe(2_100);
   });
 
   it('is read back only when every field is sound, and learns nothing it cannot hold', () => {
     const stored = { stamps: [0], values: [1_000], blockedUntil: 0 };
-    const read = (learnedPart: unknown) =>
-      normalize({ ...stored, learned: learnedPart }, limits, 0).learned;
-    expect(read({ limit: 4, windowMs: 1_000, stamp: 5, debt: 1 })).toEqual({
-      limit: 4,
-      windowMs: 1_000,
-      stamp: 5,
-      debt: 1,
-    });
-    expect(read({ limit: 4.5, windowMs: 1_000, stamp: 5, debt: 1 })).toBeUndefined();
-    expect(read({ limit: 4, windowMs: 1_000, stamp: 'x', debt: 1 })).toBeUndefined();
+    const read = (...learnedParts: unknown[]) =>
+      normalize({ ...stored, learned: learnedParts }, limits, 0).learned;
+    const sound = { limit: 4, windowMs: 1_000, of: 0, stamp: 5, debt: 1 };
+    expect(read(sound)).toEqual([sound]);
+    expect(read({ ...sound, limit: 4.5 })).toBeUndefined();
+    expect(read({ ...sound, stamp: 'x' })).toBeUndefined();
+    // A unit the key's limits do not have (policy 1 of one), or a second of the same unit.
+    expect(read({ ...sound, of: 1 })).toBeUndefined();
+    expect(read(sound, { ...sound, limit: 9 })).toEqual([sound]);
     expect(read(null)).toBeUndefined();
+    expect(normalize({ ...stored, learned: sound }, limits, 0).learned).toBeUndefined();
     expect(effectOf({ kind: 'policy', limit: 1e12, windowMs: 1 }).learns).toBeUndefined();
     expect(effectOf({ kind: 'policy', limit: 5, windowMs: 0.5 }).learns).toBeUndefined();
-    expect(
-      effectOf({ kind: 'policy', limit: 5, windowMs: 1_000, unit: 'tokens' }).learns,
-    ).toBeUndefined();
     expect(effectOf({ kind: 'policy', limit: 5, windowMs: 1_000 }).learns).toEqual({
       limit: 5,
       windowMs: 1_000,
+      of: 0,
+    });
+    // A policy in a unit the key does not count teaches nothing; in one it counts, that unit.
+    const policy = { kind: 'policy', limit: 5, windowMs: 1_000, unit: 'tokens' } as const;
+    expect(effectOn(policy, 1, undefined)).toBeUndefined();
+    expect(effectOn(policy, 3, ['requests', 'tokens', 'tokens'])?.learns).toEqual({
+      limit: 5,
+      windowMs: 1_000,
+      of: 1,
     });
   });
 });

@@ -108,6 +108,21 @@ describe('limits per unit through a store', () => {
     expect(startsOf('plain')).toEqual([clock.now()]);
   });
 
+  it('paces every client by the tokens policy one of them heard the server advertise', async () => {
+    // Both configured ten times too generously on tokens; only `a` heard the server: 2,000 a
+    // second. `b`'s calls are then spread at that rate: 1,000 tokens every 500 ms.
+    const generous = { requests: perSecond(10), tokens: perSecond(20_000) };
+    const { pacer, clock, task, startsOf } = shared({ limits: generous });
+    const [a, b] = [pacer(), pacer()];
+    a.observe('default', { kind: 'policy', limit: 2_000, windowMs: 1_000, unit: 'tokens' });
+    await flushMicrotasks();
+    for (let i = 0; i < 3; i++) {
+      b.schedule(task(`b${i}`), { cost: { requests: 1, tokens: 1_000 } });
+    }
+    await clock.advanceAsync(2_000);
+    expect(startsOf('b')).toEqual([0, 500, 1_000]);
+  });
+
   it('judges maxWaitMs by the slowest unit, from the store', async () => {
     const { clock, pacer, task, startsOf } = shared({ limits: llm, maxWaitMs: 1_000 });
     const one = pacer();

@@ -14,14 +14,15 @@ import type { StoreCost } from '../../pacer/store-contract.js';
  * gcra, else 0; limit; windowMs; capacity); then the operation's: take: stop at the first
  * denial (1/0) and the costs; peek: the cost; block: ms; lower: the permits left, then the
  * (1-based) policies to lower, all when none; learn: the limit and window the server
- * advertised; adjust: one amount per policy (negative gives back). A cost is a number, charged
+ * advertised, and the (0-based) first policy of its unit (0: the main unit); adjust: one amount per policy (negative gives back). A cost is a number, charged
  * to every policy, or one amount per policy each followed by a comma (`1,812,`: see
  * `StoreCost` and `encodeCost`); an amount of 0 is always allowed.
  *
  * The hash holds `b` (blocked until, server ms) and per policy `sN` (stamp) and `vN` (tokens, or
  * ms of debt ahead of the stamp for gcra), written with 17 significant digits so they read back
- * exactly; and, once a client learned the server's policy, `lq` and `lw` (its limit and window),
- * `ls` and `lv` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts). A key is
+ * exactly; and, per policy `N` of a unit whose server's policy a client learned (the main
+ * unit's first, `N` = 1; another unit's first), `lqN` and `lwN` (its limit and window), `lsN`
+ * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
  * rest again, so it expires once it is full and unblocked: no sweeper.
  *
@@ -54,17 +55,21 @@ for i = 1, n do
   fields[#fields + 1] = 'v' .. i
 end
 local arg = 4 + n * 4
-fields[#fields + 1] = 'lq'
-fields[#fields + 1] = 'lw'
-fields[#fields + 1] = 'ls'
-fields[#fields + 1] = 'lv'
+for i = 1, n do
+  fields[#fields + 1] = 'lq' .. i
+  fields[#fields + 1] = 'lw' .. i
+  fields[#fields + 1] = 'ls' .. i
+  fields[#fields + 1] = 'lv' .. i
+end
 local raw = redis.call('HMGET', key, unpack(fields))
 local blocked = tonumber(raw[1]) or 0
-local L = nil
-do
-  local lq, lw = tonumber(raw[2 * n + 2]), tonumber(raw[2 * n + 3])
-  local ls, lv = tonumber(raw[2 * n + 4]), tonumber(raw[2 * n + 5])
-  if lq and lw and ls and lv then L = { limit = lq, window = lw, s = ls, v = lv } end
+-- L[i]: the learned policy that counts policy i's amounts, if any.
+local L = {}
+for i = 1, n do
+  local at = 2 * n + 1 + (i - 1) * 4
+  local lq, lw = tonumber(raw[at + 1]), tonumber(raw[at + 2])
+  local ls, lv = tonumber(raw[at + 3]), tonumber(raw[at + 4])
+  if lq and lw and ls and lv then L[i] = { limit = lq, window = lw, s = ls, v = lv } end
 end
 local S, V = {}, {}
 for i = 1, n do
@@ -164,25 +169,26 @@ local function combine(ds)
   end
   return {b[1], rem, b[3], reset, b[5], b[6]}
 end
-local function ldebt(at)
-  local elapsed = at - L.s
-  if not (elapsed > 0) then return L.v end
-  if L.v > elapsed then return L.v - elapsed end
+local function ldebt(l, at)
+  local elapsed = at - l.s
+  if not (elapsed > 0) then return l.v end
+  if l.v > elapsed then return l.v - elapsed end
   return 0
 end
-local function decide_learned(cost)
-  if cost == 0 then return {1, 0, 0, 0, L.limit, 0}, nil end
-  local spacing = L.window / L.limit
-  local d = ldebt(now)
-  if d > EPS * spacing then return {0, 0, wholems(d), wholems(d), L.limit, 1} end
+local function decide_learned(l, cost)
+  if cost == 0 then return {1, 0, 0, 0, l.limit, 0}, nil end
+  local spacing = l.window / l.limit
+  local d = ldebt(l, now)
+  if d > EPS * spacing then return {0, 0, wholems(d), wholems(d), l.limit, 1} end
   local after = d + cost * spacing
-  return {1, 0, 0, wholems(after), L.limit, 0}, after
+  return {1, 0, 0, wholems(after), l.limit, 0}, after
 end
 local function decision(C, take)
-  local ds, afters = {}, {}
+  local ds, afters, lafters = {}, {}, {}
   for i = 1, n do ds[i], afters[i] = decide_one(i, C[i]) end
-  local lafter
-  if L then ds[n + 1], lafter = decide_learned(C[1]) end
+  for i = 1, n do
+    if L[i] then ds[#ds + 1], lafters[i] = decide_learned(L[i], C[i]) end
+  end
   local verdict = ds[1]
   if #ds > 1 then verdict = combine(ds) end
   if take and verdict[1] == 1 then
@@ -191,10 +197,10 @@ local function decision(C, take)
         V[i] = afters[i]
         if now > S[i] then S[i] = now end
       end
-    end
-    if L and lafter ~= nil then
-      L.v = lafter
-      if now > L.s then L.s = now end
+      if L[i] and lafters[i] ~= nil then
+        L[i].v = lafters[i]
+        if now > L[i].s then L[i].s = now end
+      end
     end
   end
   return verdict
@@ -228,8 +234,10 @@ elseif op == 'b' then
   end
 elseif op == 'a' then
   local limit, window = tonumber(ARGV[arg]), tonumber(ARGV[arg + 1])
-  if not (L and L.limit == limit and math.abs(L.window - window) <= window / 10) then
-    L = { limit = limit, window = window, s = now, v = 0 }
+  local of = (tonumber(ARGV[arg + 2]) or 0) + 1
+  local l = L[of]
+  if of <= n and not (l and l.limit == limit and math.abs(l.window - window) <= window / 10) then
+    L[of] = { limit = limit, window = window, s = now, v = 0 }
     changed = true
   end
 elseif op == 'l' then
@@ -256,6 +264,11 @@ elseif op == 'd' then
         V[i] = math.min(p.cap, tokens(i, now) - amount)
       end
       if now > S[i] then S[i] = now end
+      local l = L[i]
+      if l then
+        l.v = math.max(0, ldebt(l, now) + amount * (l.window / l.limit))
+        if now > l.s then l.s = now end
+      end
       changed = true
     end
   end
@@ -272,9 +285,12 @@ if changed then
     end
     if r > rest then rest = r end
   end
-  if L then
-    local r = math.max(ldebt(now), L.s + 2 * L.window - now)
-    if r > rest then rest = r end
+  for i = 1, n do
+    local l = L[i]
+    if l then
+      local r = math.max(ldebt(l, now), l.s + 2 * l.window - now)
+      if r > rest then rest = r end
+    end
   end
   if rest <= 0 then
     redis.call('DEL', key)
@@ -286,15 +302,18 @@ if changed then
       set[#set + 1] = 'v' .. i
       set[#set + 1] = string.format('%.17g', V[i])
     end
-    if L then
-      set[#set + 1] = 'lq'
-      set[#set + 1] = string.format('%.17g', L.limit)
-      set[#set + 1] = 'lw'
-      set[#set + 1] = string.format('%.17g', L.window)
-      set[#set + 1] = 'ls'
-      set[#set + 1] = string.format('%.17g', L.s)
-      set[#set + 1] = 'lv'
-      set[#set + 1] = string.format('%.17g', L.v)
+    for i = 1, n do
+      local l = L[i]
+      if l then
+        set[#set + 1] = 'lq' .. i
+        set[#set + 1] = string.format('%.17g', l.limit)
+        set[#set + 1] = 'lw' .. i
+        set[#set + 1] = string.format('%.17g', l.window)
+        set[#set + 1] = 'ls' .. i
+        set[#set + 1] = string.format('%.17g', l.s)
+        set[#set + 1] = 'lv' .. i
+        set[#set + 1] = string.format('%.17g', l.v)
+      end
     end
     redis.call('HSET', key, unpack(set))
     redis.call('PEXPIRE', key, math.ceil(rest))

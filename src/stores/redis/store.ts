@@ -164,7 +164,9 @@ class RedisBuckets implements RedisStore {
     const effect = effectOn(signal, call.limits.length, call.units);
     if (effect === undefined) return;
     const { remaining, blockMs, learns, which } = effect;
-    if (learns !== undefined) await this.once(key, 'a', [learns.limit, learns.windowMs], call);
+    if (learns !== undefined) {
+      await this.once(key, 'a', [learns.limit, learns.windowMs, learns.of], call);
+    }
     if (remaining !== undefined) {
       const some = which.length < call.limits.length ? which.map((index) => index + 1) : [];
       await this.once(key, 'l', [remaining, ...some], call);
