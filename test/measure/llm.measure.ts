@@ -1,9 +1,14 @@
 import { it } from 'vitest';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { perSecond } from '../../src/core/policy.js';
-import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import {
+  createPacedFetch,
+  type PacedFetch,
+  type PacedFetchOptions,
+} from '../../src/http/paced-fetch.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { driveNetwork, network, trackCalls } from '../support/counting-servers.js';
+import { fakeStore } from '../support/fake-store.js';
 import { LLM_ORIGIN, type LlmVendor, llmServer } from '../support/llm-servers.js';
 import { server } from '../support/msw.js';
 
@@ -98,16 +103,34 @@ const CLIENTS: Record<LlmVendor, Record<string, () => Partial<PacedFetchOptions>
   },
 };
 
-async function runOne(vendor: LlmVendor, client: Partial<PacedFetchOptions>, seed: number) {
+/**
+ * Several clients (tabs, processes) of one budget: `copies` paced fetches, the calls dealt to
+ * them in turn, each configured as the row says; with `shared`, on one store (the shared-bucket
+ * arithmetic of crossTabStore and redisStore, in test/support/fake-store.ts).
+ */
+interface Fleet {
+  readonly copies: number;
+  readonly shared: boolean;
+}
+
+async function runOne(
+  vendor: LlmVendor,
+  client: Partial<PacedFetchOptions>,
+  seed: number,
+  fleet: Fleet = { copies: 1, shared: false },
+) {
   const clock = createManualClock();
   const backend = llmServer(vendor, LIMITS);
   server.use(backend.handler);
   const net = network({ clock, delayMs: [5, 30], seed });
-  const pacedFetch = createPacedFetch({ ...client, fetch: net.fetch, clock } as PacedFetchOptions);
+  const store = fleet.shared ? { store: fakeStore({ now: clock.now }).store } : {};
+  const fetches = Array.from({ length: fleet.copies }, () =>
+    createPacedFetch({ ...client, ...store, fetch: net.fetch, clock } as PacedFetchOptions),
+  );
   const work = callsOf(seed);
   const { statuses, done, all } = trackCalls(
-    work.map((call) =>
-      pacedFetch(`${LLM_ORIGIN}/v1/chat`, {
+    work.map((call, index) =>
+      (fetches[index % fetches.length] as PacedFetch)(`${LLM_ORIGIN}/v1/chat`, {
         method: 'POST',
         body: JSON.stringify({ input: call.input, output: call.output, max_tokens: 900 }),
         headers: { 'x-estimate': String(call.estimate) },
@@ -134,6 +157,19 @@ async function runOne(vendor: LlmVendor, client: Partial<PacedFetchOptions>, see
 
 type Run = Awaited<ReturnType<typeof runOne>>;
 
+/** A row of the table: 429s per seed, the worst failed count, the least throughput, the longest makespan. */
+function row(vendor: LlmVendor, name: string, runs: readonly Run[]): string {
+  const worst = (pick: (run: Run) => number) => Math.max(...runs.map(pick));
+  const least = (pick: (run: Run) => number) => Math.min(...runs.map(pick));
+  return `| ${vendor === 'openai' ? 'OpenAI' : 'Anthropic'} | ${name} | ${runs.map((run) => run.refusals).join(' / ')} | ${worst((run) => run.failed)} | ${least((run) => run.throughput).toFixed(2)}x | ${worst((run) => run.seconds).toFixed(1)} s |`;
+}
+
+/** Rows of three clients of one budget, each configured to all of it (reserve, adjusted). */
+const FLEETS: Record<string, Fleet> = {
+  'three clients, each its own pacer, reserve, adjusted': { copies: 3, shared: false },
+  'three clients sharing one store, reserve, adjusted': { copies: 3, shared: true },
+};
+
 it('prints what each client earns from a mocked LLM API', async () => {
   const lines = [
     '| API | client | 429s on the wire | failed calls | token throughput vs allowed | makespan |',
@@ -143,12 +179,15 @@ it('prints what each client earns from a mocked LLM API', async () => {
     for (const [name, make] of Object.entries(CLIENTS[vendor])) {
       const runs: Run[] = [];
       for (const seed of SEEDS) runs.push(await runOne(vendor, make(), seed));
-      const worst = (pick: (run: Run) => number) => Math.max(...runs.map(pick));
-      const least = (pick: (run: Run) => number) => Math.min(...runs.map(pick));
-      lines.push(
-        `| ${vendor === 'openai' ? 'OpenAI' : 'Anthropic'} | ${name} | ${runs.map((run) => run.refusals).join(' / ')} | ${worst((run) => run.failed)} | ${least((run) => run.throughput).toFixed(2)}x | ${worst((run) => run.seconds).toFixed(1)} s |`,
-      );
+      lines.push(row(vendor, name, runs));
     }
+  }
+  for (const [name, fleet] of Object.entries(FLEETS)) {
+    const runs: Run[] = [];
+    for (const seed of SEEDS) {
+      runs.push(await runOne('openai', openai(reserveOf, true), seed, fleet));
+    }
+    lines.push(row('openai', name, runs));
   }
   console.log(
     `\n${CALLS} calls of 100-900 tokens, estimates off by up to 30%, 10 requests and 2,000 tokens per second, 5-30 ms each way; seeds ${SEEDS.join(', ')} (429s per seed, the worst failed count, the least throughput, the longest makespan)\n\n${lines.join('\n')}\n`,
