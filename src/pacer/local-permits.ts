@@ -1,6 +1,6 @@
 import type { Decision } from '../core/decision.js';
 import type { ServerSignal } from '../core/signal.js';
-import type { Cost, UnitCosts } from '../core/units.js';
+import type { Cost, UnitCosts, UnitInspection } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
 import type { Permits, SchedulerCore } from './permits.js';
 import { denyBehind, inspectKey, project, projectUnits } from './projection.js';
@@ -188,8 +188,13 @@ export class LocalPermits implements Permits {
     this.core.limiter.adjust(key, delta);
   }
 
-  projectUnits(key: string, ahead: Readonly<Record<string, number>>, own: UnitCosts): Decision {
-    return projectUnits(this.core.limiter, key, ahead, own);
+  projectUnits(
+    key: string,
+    ahead: Readonly<Record<string, number>>,
+    own: UnitCosts,
+    units: Readonly<Record<string, UnitInspection>>,
+  ): Decision {
+    return projectUnits(this.core.limiter, key, ahead, own, units);
   }
 
   inspect(key: string): KeyInspection {

@@ -2,7 +2,7 @@ import type { Ticker } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
 import type { RateLimiter } from '../core/limiter.js';
 import type { ServerSignal } from '../core/signal.js';
-import type { Cost, UnitCosts } from '../core/units.js';
+import type { Cost, UnitCosts, UnitInspection } from '../core/units.js';
 import type { RateLimitError } from './errors.js';
 import type { ResolvedPacerOptions } from './options.js';
 import type { Store } from './store-contract.js';
@@ -43,7 +43,12 @@ export interface Permits {
    * `ahead` amounts of the tasks before it (see `projectUnits`), for `onProgress`. Absent
    * where the permits' state is not at hand (a store's): those keys project no start.
    */
-  projectUnits?(key: string, ahead: Readonly<Record<string, number>>, own: UnitCosts): Decision;
+  projectUnits?(
+    key: string,
+    ahead: Readonly<Record<string, number>>,
+    own: UnitCosts,
+    units: Readonly<Record<string, UnitInspection>>,
+  ): Decision;
   inspect(key: string): KeyInspection;
   /** The pacer is disposed: stop listening to the store, let it drop its waits. */
   dispose(): void;

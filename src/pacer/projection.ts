@@ -33,19 +33,32 @@ export function projectUnits(
   key: string,
   ahead: Readonly<Record<string, number>>,
   own: UnitCosts,
+  units: Readonly<Record<string, UnitInspection>> | undefined = limiter.unitsOf(key),
 ): Decision {
-  const units = limiter.unitsOf(key);
   if (units === undefined) return limiter.peek(key, own); // throws: the key counts one unit
+  const { fits, restMs } = splitUnits(units, (name) => (ahead[name] ?? 0) + (own[name] ?? 0));
+  return projectRest(limiter.peek(key, fits), restMs);
+}
+
+/**
+ * Of the amounts per unit `totalOf` gives, what a peek can ask for (each unit's capacity) and
+ * the ms the slowest unit needs for the rest at its sustained rate: the two halves of a
+ * projection for limits per unit, in the pacer's memory or a store's.
+ */
+export function splitUnits(
+  units: Readonly<Record<string, Pick<UnitInspection, 'capacity' | 'ratePerMs'>>>,
+  totalOf: (unit: string) => number,
+): { readonly fits: Record<string, number>; readonly restMs: number } {
   const fits: Record<string, number> = Object.create(null);
   let restMs = 0;
   for (const name of Object.keys(units)) {
-    const unit = units[name] as UnitInspection;
-    const total = (ahead[name] ?? 0) + (own[name] ?? 0);
-    const fit = Math.min(total, Math.floor(unit.capacity));
+    const { capacity, ratePerMs } = units[name] as UnitInspection;
+    const total = totalOf(name);
+    const fit = Math.min(total, Math.floor(capacity));
     fits[name] = fit;
-    if (total > fit) restMs = Math.max(restMs, (total - fit) / unit.ratePerMs);
+    if (total > fit) restMs = Math.max(restMs, (total - fit) / ratePerMs);
   }
-  return projectRest(limiter.peek(key, fits), restMs);
+  return { fits, restMs };
 }
 
 /**

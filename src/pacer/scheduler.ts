@@ -310,9 +310,11 @@ export class Scheduler implements SchedulerCore {
     if (units === undefined) return undefined;
     const { permits } = this;
     if (permits.projectUnits === undefined) return 'unknown';
+    // One inspection for every task of this refresh: capacities and rates do not change in it.
     return {
       main: Object.keys(units)[0] as string,
-      startAt: (ahead, own) => at + (permits.projectUnits?.(key, ahead, own).retryAfterMs ?? 0),
+      startAt: (ahead, own) =>
+        at + (permits.projectUnits?.(key, ahead, own, units).retryAfterMs ?? 0),
     };
   }
 

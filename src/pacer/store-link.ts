@@ -16,7 +16,7 @@ import {
   unitVector,
 } from '../core/units.js';
 import { StoreLevels } from './store-levels.js';
-import { behind, projectFrom } from './projection.js';
+import { behind, projectFrom, splitUnits } from './projection.js';
 import { report } from './snapshots.js';
 import type { Store, StoreCall, StoreCost, StoreEvent } from './store-contract.js';
 
@@ -150,17 +150,16 @@ export class StoreLink {
     totals: Readonly<Record<string, number>>,
   ): { readonly fits: StoreCost; readonly restMs: number } {
     const { units = [] } = this.limitsOf(key);
-    const fits: number[] = [];
-    let restMs = 0;
-    for (const unit of units) {
-      const total = totals[unit.name] ?? 0;
-      for (const { capacity, limit, windowMs } of unit.compiled.policies) {
-        const fit = Math.min(total, Math.floor(capacity));
-        fits.push(fit);
-        if (total > fit) restMs = Math.max(restMs, ((total - fit) * windowMs) / limit);
-      }
-    }
-    return { fits, restMs };
+    const summaries: Record<string, PolicySummary> = {};
+    for (const unit of units) summaries[unit.name] = unit.compiled;
+    const { fits, restMs } = splitUnits(summaries, (name) => totals[name] ?? 0);
+    return {
+      fits: perPolicy(
+        units,
+        units.map((unit) => fits[unit.name] ?? 0),
+      ),
+      restMs,
+    };
   }
 
   /**
