@@ -2,50 +2,124 @@ import { type Admits, type Strategy, settleRetry } from './algorithms/strategy.j
 import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
 
 /**
- * AIMD, for a server that refuses without saying its policy (nginx `limit_req`):
+ * AIMD, for a server that refuses without saying its policy (nginx `limit_req`, HAProxy's stick
+ * tables), with a ceiling as TCP's BIC and CUBIC keep one:
  *
  * - `STRIKES` within `STRIKE_MS`: what a key needs to learn a rate at all. One or two refusals
  *   are often network jitter against a policy that is right (arrivals bunched up on the way;
  *   the paced fetch's backoff absorbs them); a policy that is too fast earns a wall of them.
- * - `CUT`: each cut multiplies the learned rate by it; the first cut, the key's own fastest
- *   rate. Once a rate is learned, one refusal of a request sent since the last cut cuts again.
- * - `RECOVERY_MS`: every permit taken raises the rate, so that it grows back by the rate it was
- *   cut to over this much steady sending (linear in time, as TCP's congestion avoidance). A
- *   permit adds at most that much, so a server that refuses every request brings the rate down
- *   to one request per `RECOVERY_MS`, and no lower.
+ *   The first rate is the sample's (what the server admitted before, over at least `SEED_MS`)
+ *   or `SEED_CUT` of the key's own.
+ * - After a refusal the key pauses, then sends one request alone, the **probe**, and nothing
+ *   more until its answer (or `PROBE_WAIT_MS`, if none comes). A refused probe says the server
+ *   has not counted afresh yet (a window that is spent): the rate stays, and the next pause is
+ *   twice as long, from one permit interval up to `MAX_PAUSE_MS`, so that finding the end of a
+ *   window costs a handful of refusals, not a wall of them (HAProxy counts every refusal, and
+ *   keeps refusing a client that keeps sending). A refusal after an admitted probe says the rate
+ *   is too fast: it becomes the **ceiling**, and the rate is cut to `CUT` of it.
+ * - Between refusals the rate grows with every permit taken: while no rate was refused it
+ *   doubles every `DOUBLE_MS` of sending; below a ceiling, the gap to `HEADROOM` of the ceiling
+ *   halves every `APPROACH_MS`, and it stays there: a rate that was refused is not tried again
+ *   until `RAISE_MS` passed without a refusal, when the ceiling rises by `RAISE` (a server whose
+ *   limit grew is found again, at one refusal per `RAISE_MS` at most).
+ * - `FLOOR_MS`: a server that refuses every request brings the rate down to one request per
+ *   `FLOOR_MS`, and no lower.
  *
  * One permit at a time (no burst). Back at the key's own rate, the learned rate is dropped.
  */
 export const AIMD = Object.freeze({
   STRIKES: 3,
   STRIKE_MS: 1_000,
-  CUT: 0.5,
-  RECOVERY_MS: 5_000,
+  SEED_CUT: 0.5,
+  CUT: 0.7,
+  DOUBLE_MS: 1_000,
+  APPROACH_MS: 500,
+  HEADROOM: 0.95,
+  RAISE_MS: 10_000,
+  RAISE: 1.1,
+  MAX_PAUSE_MS: 30_000,
+  PROBE_WAIT_MS: 1_000,
+  PAUSE_GROWTH: 1.5,
+  HOLD_MS: 1_000,
+  HEARD_MS: 1_000,
+  FLOOR_MS: 5_000,
   /** Shortest time a sample of admitted requests seeds the first rate over (see `refused`). */
   SEED_MS: 1_000,
 });
 
+const FLOOR_PER_MS = 1 / AIMD.FLOOR_MS;
+/** Fewest requests a sample needs to say anything of the server's rate (as in learning.ts). */
+const MIN_SAMPLE = 3;
+
 /**
- * The learned rate of AIMD: a bucket of one permit refilled at `ratePerMs`, which `cut` halves
- * and every permit taken raises (see `AIMD`). Rates only change at a permit or a cut, so a wait
- * it reports holds unless the server refuses again.
+ * The learned rate of AIMD: a bucket of one permit refilled at `ratePerMs`, which a refusal
+ * cuts or pauses and every permit taken raises (see `AIMD`). Rates only change at a permit or a
+ * refusal, so a wait it reports holds unless the server refuses again.
  */
 export class AdaptiveRate implements Strategy, Admits {
   readonly capacity = 1;
-  private tokens = 0;
+  private tokens: number;
   private stamp: number;
-  /** The rate right after the last cut: it grows back by this much per `RECOVERY_MS`. */
-  private floor: number;
-  /** Permits taken since the last cut: a refusal only counts if one was sent after the cut. */
-  private taken = 0;
+  /** The last rate the server refused after admitting some of it; Infinity before any. */
+  private ceiling = Number.POSITIVE_INFINITY;
+  /** When the rate last grew (growth is per time of sending, see `grow`). */
+  private grewAt: number;
+  /** When the last refusal that changed anything came: requests sent before it are echoes. */
+  private refusedAt: number;
+  /** When the ceiling was last set or raised. */
+  private ceilingAt: number;
+  /** When the rate was last cut: refusals of requests sent within `HOLD_MS` cut nothing more. */
+  private cutAt = Number.NEGATIVE_INFINITY;
+  /** Refusals in a row with nothing admitted between them: the pause doubles with each. */
+  private streak = 0;
+  /** Whether the server admitted a request sent since the last refusal (the probe). */
+  private admitted = false;
+  /** When the rate was learned: answers to requests sent before belong to its sample. */
+  private readonly learnedAt: number;
+  /** Admissions heard, decayed with a time constant of `HEARD_MS`: their rate is it / HEARD_MS. */
+  private heard: number;
+  private heardAt: number;
+  /** When the probe went, while its answer is awaited; -Infinity otherwise. */
+  private probeAt = Number.NEGATIVE_INFINITY;
 
-  /** A rate just cut to `ratePerMs` at `now` (the server refused): it starts empty. */
+  /**
+   * A rate learned at `now`, when the server refused: it starts with a pause of one permit.
+   * `sample`: the requests admitted before (`admitted` over `spanMs`) that taught it; answers
+   * to requests sent before `now` still count in it when they come.
+   */
   constructor(
     public ratePerMs: number,
     now: number,
+    private readonly sample: { admitted: number; readonly spanMs: number } = {
+      admitted: 0,
+      spanMs: 0,
+    },
   ) {
+    if (!(this.ratePerMs > FLOOR_PER_MS)) this.ratePerMs = FLOOR_PER_MS;
     this.stamp = now;
-    this.floor = this.ratePerMs;
+    this.tokens = 0;
+    this.grewAt = now;
+    this.refusedAt = now;
+    this.ceilingAt = now;
+    this.learnedAt = now;
+    // The sample's rate, if it was one: otherwise nothing heard yet.
+    this.heard =
+      this.sample.admitted >= MIN_SAMPLE && this.sample.spanMs > 0
+        ? (this.sample.admitted / this.sample.spanMs) * AIMD.HEARD_MS
+        : 0;
+    this.heardAt = now;
+  }
+
+  /** The rate the server admitted requests at, over about the last `HEARD_MS`. */
+  private heardPerMs(now: number): number {
+    const elapsed = now - this.heardAt;
+    const decayed = elapsed > 0 ? this.heard * Math.exp(-elapsed / AIMD.HEARD_MS) : this.heard;
+    return decayed / AIMD.HEARD_MS;
+  }
+
+  /** Until when nothing may go: the probe's answer is awaited (at most `PROBE_WAIT_MS`). */
+  private heldUntil(): number {
+    return this.probeAt + AIMD.PROBE_WAIT_MS;
   }
 
   private tokensAt(now: number): number {
@@ -55,18 +129,91 @@ export class AdaptiveRate implements Strategy, Admits {
     return refilled < 1 ? refilled : 1;
   }
 
+  /** The rate grows by the time sent at it since it last did (at most two permits' worth). */
+  private grow(now: number): void {
+    const elapsed = Math.min(now - this.grewAt, 2 / this.ratePerMs);
+    this.grewAt = now;
+    if (!(elapsed > 0)) return;
+    if (this.ceiling === Number.POSITIVE_INFINITY) {
+      this.ratePerMs *= 2 ** (elapsed / AIMD.DOUBLE_MS);
+      return;
+    }
+    if (now - this.ceilingAt >= AIMD.RAISE_MS) {
+      this.ceiling *= AIMD.RAISE;
+      this.ceilingAt = now;
+    }
+    const target = this.ceiling * AIMD.HEADROOM;
+    if (this.ratePerMs < target) {
+      this.ratePerMs = target - (target - this.ratePerMs) * 2 ** (-elapsed / AIMD.APPROACH_MS);
+    }
+  }
+
   /**
-   * The server refused a request: halve the rate, and start empty. Refusals of requests sent
-   * before the last cut (nothing taken since) say nothing new: false, and nothing changes.
+   * The server refused a request sent at `sentAt`; false if that says nothing new (it was sent
+   * no later than the last refusal came: an echo of the same excess). Otherwise the rate is cut (the
+   * server admitted some of it since the last refusal) or the pause doubles (it admitted none),
+   * and the key waits that pause from `now`.
    */
-  cut(now: number): boolean {
-    if (this.taken === 0) return false;
-    this.tokens = 0;
+  refused(now: number, sentAt: number): boolean {
+    if (sentAt <= this.refusedAt) return false;
+    this.refusedAt = now;
+    // What the server admitted is known once a sample or HEARD_MS of answers taught it.
+    const heard = this.heardPerMs(now);
+    const rate = this.ratePerMs;
+    const measured =
+      heard < rate && (this.sample.admitted >= MIN_SAMPLE || now >= this.learnedAt + AIMD.HEARD_MS);
+    const held = sentAt < this.cutAt + AIMD.HOLD_MS;
+    if (this.admitted && measured && !held) {
+      // Sending faster than the server admits: what it admitted is the ceiling, and the rate
+      // goes just below it at once. Not again within HOLD_MS: the server still counts what
+      // came before (a sliding log refuses for a window after a burst).
+      this.ceiling = Math.max(heard, rate / 4);
+      this.ratePerMs = Math.max(FLOOR_PER_MS, this.ceiling * AIMD.HEADROOM);
+      this.ceilingAt = now;
+      this.cutAt = now;
+      this.streak = 0;
+    } else if (this.admitted && !held) {
+      // Too fast, by how much unknown (a rate guessed, not measured; or one the server admitted
+      // whole, refused for jitter): cut by CUT.
+      this.ceiling = rate;
+      this.ratePerMs = Math.max(FLOOR_PER_MS, rate * AIMD.CUT);
+      this.ceilingAt = now;
+      this.streak = 0;
+    } else if (this.streak < 30) {
+      // A refused probe, or a refusal within HOLD_MS of a cut to what the server admitted
+      // (it still counts what came before): the rate stays, the pause grows.
+      this.streak++;
+    }
+    this.admitted = false;
+    this.probeAt = Number.NEGATIVE_INFINITY;
+    this.grewAt = now;
+    const pauseMs = Math.min(AIMD.MAX_PAUSE_MS, AIMD.PAUSE_GROWTH ** this.streak / this.ratePerMs);
+    // The next permit comes after the pause: the bucket owes what it refills meanwhile.
+    this.tokens = 1 - pauseMs * this.ratePerMs;
     if (now > this.stamp) this.stamp = now;
-    this.ratePerMs *= AIMD.CUT;
-    this.floor = this.ratePerMs;
-    this.taken = 0;
     return true;
+  }
+
+  /** The server admitted a request sent at `sentAt`: after the last refusal, the rate holds. */
+  answered(now: number, sentAt: number): void {
+    this.heard = this.heardPerMs(now) * AIMD.HEARD_MS + 1;
+    this.heardAt = now;
+    if (sentAt <= this.learnedAt) this.sample.admitted++;
+    if (sentAt > this.refusedAt) {
+      // Admitted only after probes were refused: the pause did not refill the server (a window
+      // that was spent), so the rate the sample taught was its window's, not a burst's: no
+      // need to look for more. A probe admitted at once: the server refills faster than that.
+      const { admitted, spanMs } = this.sample;
+      if (this.streak > 0 && this.ceiling === Number.POSITIVE_INFINITY && admitted >= MIN_SAMPLE) {
+        const sampled = admitted / spanMs;
+        this.ceiling = sampled > this.ratePerMs ? sampled : this.ratePerMs;
+        this.ceilingAt = now;
+        this.ratePerMs *= AIMD.HEADROOM;
+      }
+      this.admitted = true;
+      this.streak = 0;
+      this.probeAt = Number.NEGATIVE_INFINITY;
+    }
   }
 
   level(now: number): number {
@@ -74,38 +221,47 @@ export class AdaptiveRate implements Strategy, Admits {
   }
 
   fits(at: number, cost: number): boolean {
-    return this.tokensAt(at) >= cost - EPSILON;
+    return at >= this.heldUntil() && this.tokensAt(at) >= cost - EPSILON;
   }
 
   tryAcquire(now: number, cost: number): Decision {
     const tokens = this.tokensAt(now);
-    if (tokens < cost - EPSILON) return this.denial(now, cost, tokens);
+    if (now < this.heldUntil() || tokens < cost - EPSILON) return this.denial(now, cost, tokens);
+    // Full for more than a quarter of a permit's time (a timer's lateness is less): the key
+    // sent slower than its rate (its callers had nothing more), which says nothing of a faster one.
+    const idle = now - (this.stamp + (1 - this.tokens) / this.ratePerMs) > 0.25 / this.ratePerMs;
     this.tokens = tokens - cost;
     if (now > this.stamp) this.stamp = now;
-    this.taken++;
-    // Linear in time: a permit comes every 1/r ms, so it adds floor / (RECOVERY_MS * r), at
-    // most `floor` (a rate so slow that permits are further apart than RECOVERY_MS).
-    this.ratePerMs += this.floor * Math.min(1, 1 / (AIMD.RECOVERY_MS * this.ratePerMs));
+    // The first permit after a refusal is the probe: the rest wait for its answer. The rate
+    // grows only while the server admits it and it is what holds the key back.
+    if (!this.admitted) this.probeAt = now;
+    if (this.admitted && !idle) this.grow(now);
+    else this.grewAt = now;
     return allow(0, wholeMs((1 - this.tokens) / this.ratePerMs), 1);
   }
 
   peek(now: number, cost: number): Decision {
     const tokens = this.tokensAt(now);
-    if (tokens < cost - EPSILON) return this.denial(now, cost, tokens);
+    if (now < this.heldUntil() || tokens < cost - EPSILON) return this.denial(now, cost, tokens);
     return allow(0, wholeMs((1 - tokens + cost) / this.ratePerMs), 1);
   }
 
+  /** A wait behind the probe is a bound: its answer (`answered`, `refused`) comes sooner. */
   private denial(now: number, cost: number, tokens: number): Decision {
-    const retryAfterMs = settleRetry(this, now, cost, (cost - tokens) / this.ratePerMs);
-    return deny('rate', retryAfterMs, 0, wholeMs((1 - tokens) / this.ratePerMs), 1);
+    const refillMs = (cost - tokens) / this.ratePerMs;
+    const estimateMs = Math.max(refillMs, this.heldUntil() - now);
+    const retryAfterMs = settleRetry(this, now, cost, estimateMs);
+    return deny('rate', retryAfterMs, 0, wholeMs(Math.max(0, 1 - tokens) / this.ratePerMs), 1);
   }
 
   isAtRest(now: number): boolean {
-    return this.tokensAt(now) >= 1;
+    return now >= this.heldUntil() && this.tokensAt(now) >= 1;
   }
 
   restsAt(now: number): number {
-    return now + Math.max(0, 1 - this.tokensAt(now)) / this.ratePerMs;
+    const refilled = now + Math.max(0, 1 - this.tokensAt(now)) / this.ratePerMs;
+    const held = this.heldUntil();
+    return held > refilled ? held : refilled;
   }
 
   lowerRemaining(now: number, remaining: number): void {

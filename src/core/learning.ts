@@ -151,6 +151,8 @@ export interface KeyStates {
   replace(key: string, state: Strategy): void;
   compiled(key: string): CompiledPolicy;
   blockUntil(key: string, until: number): void;
+  /** Ends the block of `key`, if any. */
+  unblock(key: string): void;
   /** Whether every permit taken is settled at its answer (a pacer's): learned windows then count arrival-safe. */
   answered(): boolean;
 }
@@ -207,10 +209,12 @@ export function applySignal(
       const sentAt = signal.sentAt ?? now;
       if (state instanceof WithLearned && sentAt >= state.lastRefusalAt) {
         if (state.admitted++ === 0) state.firstAdmittedAt = sentAt;
-        if (state.learned?.counter instanceof SlowStart) {
-          state.learned.counter.grow();
+        const counter = state.learned?.counter;
+        if (counter instanceof SlowStart) {
+          counter.grow();
           return;
         }
+        if (counter instanceof AdaptiveRate) counter.answered(now, sentAt);
       }
       forget(states, key, 'client');
       return;
@@ -290,9 +294,8 @@ function hasCredit(states: KeyStates, key: string, now: number): boolean {
  * - without one, AIMD (a bare 429, nginx's `limit_req`), see `AIMD`: the third refusal within
  *   a second makes the key learn a rate: half its own fastest rate, or the rate the server
  *   admitted since the last refusal (over at least `AIMD.SEED_MS`) if that is slower, as it
- *   always is for zero configuration. Each later refusal halves it again; it grows back
- *   linearly as requests go through, and is dropped once it is back at the key's own rate.
- *   Refusals before any request was let through at the new rate count once.
+ *   always is for zero configuration. From then on the rate pauses, probes, cuts and grows by
+ *   itself (`AdaptiveRate`); it is dropped once it is back at the key's own rate.
  *
  * Zero configuration's slow start is halved either way.
  */
@@ -344,7 +347,7 @@ function refused(
   }
   if (current?.counter instanceof SlowStart) current.counter.cut();
   if (current?.counter instanceof AdaptiveRate) {
-    current.counter.cut(now);
+    current.counter.refused(now, sentAt);
     return;
   }
   if (now - learning.struckAt > AIMD.STRIKE_MS) {
@@ -358,13 +361,17 @@ function refused(
   // the time since the first of them, at least `SEED_MS` (a slow start's sample is a burst
   // into the server's first window: 60 in 0.3 s from a server of 60 per second).
   const { admitted, firstAdmittedAt } = learning;
-  const seen =
-    admitted >= MIN_SAMPLE ? admitted / Math.max(now - firstAdmittedAt, AIMD.SEED_MS) : Infinity;
-  const ratePerMs = Math.min(peakPerMs * AIMD.CUT, seen);
+  const spanMs = Math.max(now - firstAdmittedAt, AIMD.SEED_MS);
+  const seen = admitted >= MIN_SAMPLE ? admitted / spanMs : Infinity;
+  const ratePerMs = Math.min(peakPerMs * AIMD.SEED_CUT, seen);
   learning.admitted = 0;
   learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
+  // The pauses and probes of the rate take the key over: a block the strikes before earned
+  // (the paced fetch's backoff for refusals it could not explain) would only hide when the
+  // server counts afresh. A wait the server stated (a Retry-After heard) stays.
+  if (learning.lastRefusalAt === Number.NEGATIVE_INFINITY) states.unblock(key);
   learning.learned = {
-    counter: new AdaptiveRate(ratePerMs, now),
+    counter: new AdaptiveRate(ratePerMs, now, { admitted, spanMs }),
     policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
     openedAt: Number.NEGATIVE_INFINITY,
   };

@@ -373,6 +373,7 @@ export class RateLimiter {
     },
     compiled: (key) => this.compiled(key),
     blockUntil: (key, until) => this.blockUntil(key, until),
+    unblock: (key) => this.blocks.delete(key),
     answered: () => this.answered,
   };
 

@@ -176,6 +176,7 @@ export function statesOfUnit(
     },
     compiled: () => found.compiled,
     blockUntil: (_key, until) => states.blockUntil(key, until),
+    unblock: () => states.unblock(key),
     // A unit's learned window counts at the send, as measured for issue 14 (bench:llm).
     answered: () => false,
   };

@@ -24,12 +24,20 @@ export interface ApplyOptions {
   readonly learning: boolean;
   /** Pacer time the request was sent (the task's start). */
   readonly sentAt?: number;
+  /**
+   * The pacer's permits are its limiter's (a paced fetch's own pacer, no store): a rate AIMD
+   * learned there paces the key, so a bare "too fast" under it is the pacer's to explain.
+   */
+  readonly pacesRefusals?: boolean;
 }
 
 /**
  * Tells the pacer what the answer of a request of `key` means: its quota (capped, resets
  * rounded to the second read as bounds, see `quotaForCore`), a refusal's block until its wait,
- * and a bare refusal (no wait, no quota) for AIMD.
+ * and a bare refusal (no wait, no quota) for AIMD. Returns the refusal as the key now waits for
+ * it: a bare "too fast" that the key's learned AIMD rate paces (`pacesRefusals`; its pauses and
+ * probes, see `AIMD`) is the pacer's to explain, so its retry waits for that rate, not a backoff,
+ * and spends no retry (`maxAttempts` still bounds it).
  */
 export function applyServerAnswer(
   pacer: Pacer,
@@ -37,7 +45,7 @@ export function applyServerAnswer(
   answer: ServerAnswer | undefined,
   refusal: Refusal | undefined,
   options: ApplyOptions,
-): void {
+): Refusal | undefined {
   const report = answer?.quota;
   const quota = report === undefined ? undefined : quotaForCore(report, refusal !== undefined);
   const teaches = quota?.limit !== undefined && quota.windowMs !== undefined;
@@ -59,6 +67,14 @@ export function applyServerAnswer(
         ? { kind: 'refusal', retryAfterMs: refusal.waitMs, sentAt }
         : { kind: 'refusal', sentAt },
     );
+    if (
+      !refusal.explained &&
+      refusal.tooFast &&
+      options.pacesRefusals === true &&
+      pacedByAimd(pacer, key)
+    ) {
+      return { ...refusal, waitMs: 0, explained: true };
+    }
   } else {
     heard(
       pacer,
@@ -75,6 +91,16 @@ export function applyServerAnswer(
   }
   // The whole key waits, so calls queued behind this one do not earn the same refusal.
   if (refusal !== undefined) pacer.blockUntil(key, pacer.now() + refusal.waitMs);
+  return refusal;
+}
+
+/**
+ * Whether `key` is paced by a rate AIMD learned: one permit per window, taught by refusals (a
+ * rate taught by a Retry-After counts its sample's permits per window, not one).
+ */
+function pacedByAimd(pacer: Pacer, key: string): boolean {
+  const learned = pacer.inspect(key).learned;
+  return learned?.source === 'rate' && learned.limit === 1;
 }
 
 /**

@@ -270,8 +270,13 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         throw error;
       }
       const answer = await answerOf(response);
-      const refusal = refusalOf(retry, response.status, answer, unexplained);
-      applyServerAnswer(pacer, key, answer, refusal, { learning, sentAt });
+      const refusal = applyServerAnswer(
+        pacer,
+        key,
+        answer,
+        refusalOf(retry, response.status, answer, unexplained),
+        { learning, sentAt, pacesRefusals: ownKeys },
+      );
       if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
       if (refusal === undefined) {
         if (actualCostOf !== undefined) {

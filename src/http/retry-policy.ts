@@ -130,6 +130,12 @@ export interface Refusal {
   readonly explained: boolean;
   /** Not processed by the server (429, rate-limit 403, 529): retried whatever the method. */
   readonly unprocessed: boolean;
+  /**
+   * The server says the client is too fast (a 429, a rate-limit 403), not that it is down or
+   * overloaded (a 503 or 529 may be an outage): a pacer that learned the key's rate may pace
+   * its retry (`applyServerAnswer`).
+   */
+  readonly tooFast: boolean;
 }
 
 /**
@@ -149,9 +155,12 @@ export function refusalOf(
   if (!isRefusal(retry, status, answer)) return undefined;
   const stated = answer?.retryAfterMs;
   const given = stated !== undefined && stated > 0 ? stated : exhaustedWaitMs(answer);
-  const unprocessed = status === 429 || status === 529 || answer?.refused === true;
-  if (given !== undefined && given > 0) return { waitMs: given, explained: true, unprocessed };
-  return { waitMs: backoffMs(retry, unexplained), explained: false, unprocessed };
+  const tooFast = status === 429 || answer?.refused === true;
+  const unprocessed = tooFast || status === 529;
+  if (given !== undefined && given > 0) {
+    return { waitMs: given, explained: true, unprocessed, tooFast };
+  }
+  return { waitMs: backoffMs(retry, unexplained), explained: false, unprocessed, tooFast };
 }
 
 /** Is this response a refusal: a status in `statuses`, or a rate-limit refusal by its word? */

@@ -3,6 +3,7 @@ import { AIMD } from '../../src/core/learning.js';
 import type { ServerSignal } from '../../src/core/signal.js';
 import { createRateLimiter, type Policy, type PolicyInput, perSecond } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
+import { schemeCounter } from '../support/counting-servers.js';
 
 function setup(policy: PolicyInput, maxKeys?: number) {
   const clock = createManualClock();
@@ -318,36 +319,157 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     expect(other.limiter.policyOf('b').learned?.windowMs).toBeCloseTo(100, 5);
   });
 
-  it('halves once per round of requests: refusals of requests sent before a cut are echoes', () => {
+  it('after a refusal, pauses one permit, then sends one probe alone until its answer', () => {
     const { clock, limiter } = setup(perSecond(100));
     strike(limiter, 'a');
-    limiter.observe('a', { kind: 'refusal' });
-    limiter.observe('a', { kind: 'refusal' });
+    // Refusals of requests sent before the cut are echoes: nothing changes.
+    limiter.observe('a', { kind: 'refusal', sentAt: 0 });
     expect(limiter.policyOf('a').learned?.windowMs).toBe(20);
+    expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, retryAfterMs: 20 });
     clock.set(20);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.observe('a', { kind: 'refusal' });
-    // Half of 50/s (a hair more: the permit raised it a little first).
-    expect(limiter.policyOf('a').learned?.windowMs).toBeCloseTo(40, 0);
+    // The probe is out: nothing more goes until it is answered, whatever the rate refilled.
+    clock.set(60);
+    const held = limiter.tryAcquire('a');
+    expect(held.allowed).toBe(false);
+    expect(held.retryAfterMs).toBeGreaterThan(900);
+    limiter.observe('a', { kind: 'answered', sentAt: 20 });
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    // A probe whose answer never comes holds the key PROBE_WAIT_MS at most.
+    const other = setup(perSecond(100));
+    strike(other.limiter, 'b');
+    other.clock.set(20);
+    expect(other.limiter.tryAcquire('b').allowed).toBe(true);
+    other.clock.set(20 + AIMD.PROBE_WAIT_MS - 1);
+    expect(other.limiter.tryAcquire('b').allowed).toBe(false);
+    other.clock.set(20 + AIMD.PROBE_WAIT_MS);
+    expect(other.limiter.tryAcquire('b').allowed).toBe(true);
   });
 
-  it('paces one request at a time at the learned rate, and grows back linearly to its own', () => {
+  it('a refused probe (a window still spent) pauses PAUSE_GROWTH times longer, up to MAX_PAUSE_MS, and keeps the rate', () => {
     const { clock, limiter } = setup(perSecond(100));
     strike(limiter, 'a');
-    expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, retryAfterMs: 20 });
-    let sent = 0;
-    while (limiter.policyOf('a').learned !== undefined) {
-      const decision = limiter.tryAcquire('a');
-      if (decision.allowed) sent++;
-      else clock.advance(decision.retryAfterMs);
+    const gaps: number[] = [];
+    let last = 0;
+    for (let i = 0; i < 30; i++) {
+      clock.advance(limiter.peek('a').retryAfterMs);
+      expect(limiter.tryAcquire('a').allowed).toBe(true);
+      gaps.push(clock.now() - last);
+      const sentAt = clock.now();
+      clock.advance(5);
+      limiter.observe('a', { kind: 'refusal', sentAt });
+      last = clock.now();
     }
-    // From 50/s back to 100/s: grows by 50/s over RECOVERY_MS of sending, about 75/s average.
-    expect(clock.now()).toBeGreaterThan(AIMD.RECOVERY_MS * 0.9);
-    expect(clock.now()).toBeLessThan(AIMD.RECOVERY_MS * 1.1);
-    expect(sent / (clock.now() / 1000)).toBeCloseTo(75, -1);
+    // From each refusal to the next probe: one permit (20 ms), then PAUSE_GROWTH times more each.
+    expect(gaps[0]).toBe(20);
+    expect(gaps[1]).toBeCloseTo(20 * AIMD.PAUSE_GROWTH, 0);
+    expect(gaps[2]).toBeCloseTo(20 * AIMD.PAUSE_GROWTH ** 2, 0);
+    expect(Math.max(...gaps)).toBe(AIMD.MAX_PAUSE_MS);
+    expect(gaps.at(-1)).toBe(AIMD.MAX_PAUSE_MS);
+    // The rate was not cut: nothing the server admitted says it was too fast.
+    expect(limiter.policyOf('a').learned?.windowMs).toBe(20);
+    // An admitted probe ends the streak: the next refusal pauses one permit again.
+    clock.advance(limiter.peek('a').retryAfterMs);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+    clock.advance(AIMD.HOLD_MS);
+  });
+
+  it('a refusal after an admitted probe cuts to what the server admitted (its ceiling), once per HOLD_MS', () => {
+    // Configured to 1,000/s, taught 50/s by a sample; the server admits 40/s.
+    const { clock, limiter } = setup(perSecond(1000));
+    limiter.observe('a', { kind: 'start' }); // as a paced fetch does: the sample counts from here
+    for (let i = 0; i < 50; i++) limiter.observe('a', { kind: 'answered', sentAt: i * 20 });
+    clock.set(1_000);
+    strike(limiter, 'a');
+    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.05);
+    // Every permit admitted and answered at once for 3 s, but only 40/s of them (the rest of
+    // the time the key sends nothing), then a refusal.
+    let admitted = 0;
+    while (clock.now() < 4_000) {
+      clock.advance(Math.max(25, limiter.peek('a').retryAfterMs));
+      if (!limiter.tryAcquire('a').allowed) continue;
+      admitted++;
+      limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+    }
+    const grown = limiter.policyOf('a').ratePerMs;
+    const sentAt = clock.now();
+    expect(limiter.tryAcquire('a').allowed).toBe(false); // paced at 40/s here, not at its rate
+    clock.advance(1);
+    limiter.observe('a', { kind: 'refusal', sentAt });
+    const cut = limiter.policyOf('a').ratePerMs;
+    expect(admitted).toBeGreaterThan(110);
+    // The ceiling is the rate heard (about 40/s), the rate HEADROOM of it.
+    expect(cut * 1000).toBeGreaterThan(0.95 * 36);
+    expect(cut * 1000).toBeLessThan(0.95 * 41);
+    // Sent slower than its rate (40/s, paced by the caller), it did not grow meanwhile.
+    expect(grown).toBeLessThan(0.055);
+    // A refusal of a request sent within HOLD_MS of the cut pauses, but cuts nothing more.
+    clock.advance(limiter.peek('a').retryAfterMs);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+    clock.advance(limiter.peek('a').retryAfterMs);
+    const again = clock.now();
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    clock.advance(1);
+    limiter.observe('a', { kind: 'refusal', sentAt: again });
+    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(cut, 6);
+  });
+
+  it('without a refused rate, doubles every DOUBLE_MS of sending, and is dropped at its own rate', () => {
+    const { clock, limiter } = setup(perSecond(100));
+    strike(limiter, 'a');
+    let sent = 0;
+    while (limiter.policyOf('a').learned !== undefined && clock.now() < 60_000) {
+      const decision = limiter.tryAcquire('a');
+      if (decision.allowed) {
+        sent++;
+        limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+      } else clock.advance(decision.retryAfterMs);
+    }
+    // From 50/s to 100/s: one doubling, about 1 s of sending (72/s on average: 50 / ln 2).
+    expect(clock.now()).toBeGreaterThan(AIMD.DOUBLE_MS * 0.9);
+    expect(clock.now()).toBeLessThan(AIMD.DOUBLE_MS * 1.1);
+    expect(sent / (clock.now() / 1000)).toBeCloseTo(72, -1);
     // Dropped at its own rate: bursts of its own policy again.
     clock.advance(1000);
     expect(drain(limiter, 'a')).toBe(100);
+  });
+
+  it('admitted only after refused probes (a window that was spent), keeps below its sample, and raises that ceiling by RAISE after RAISE_MS', () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    limiter.observe('a', { kind: 'start' });
+    // 60 admitted at once, then refusals: 60 per second (at least SEED_MS of sample).
+    for (let i = 0; i < 60; i++) limiter.observe('a', { kind: 'answered', sentAt: 0 });
+    clock.set(10);
+    strike(limiter, 'a');
+    // Probes refused until the window ends at 1 s.
+    while (clock.now() < 1_000) {
+      clock.advance(limiter.peek('a').retryAfterMs);
+      limiter.tryAcquire('a');
+      limiter.observe('a', { kind: 'refusal', sentAt: clock.now() });
+      clock.advance(1);
+    }
+    clock.advance(limiter.peek('a').retryAfterMs);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+    const start = clock.now();
+    const rates: number[] = [];
+    while (clock.now() < start + AIMD.RAISE_MS + 2_000) {
+      const decision = limiter.tryAcquire('a');
+      if (!decision.allowed) {
+        clock.advance(decision.retryAfterMs);
+        continue;
+      }
+      limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+      rates.push(limiter.policyOf('a').ratePerMs * 1000);
+    }
+    // Not looking for more than the sample said, until RAISE_MS passed...
+    const before = rates.slice(0, Math.floor(rates.length * 0.7));
+    expect(Math.max(...before)).toBeLessThanOrEqual(60 * AIMD.HEADROOM + 1e-9);
+    expect(Math.min(...before)).toBeGreaterThan(50);
+    // ...then a tenth more.
+    expect(Math.max(...rates)).toBeCloseTo(60 * AIMD.RAISE * AIMD.HEADROOM, 0);
   });
 
   it('does not cut a policy the server advertised, and an advertised one replaces a rate', () => {
@@ -364,16 +486,64 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     });
   });
 
-  it('is brought down to one request per RECOVERY_MS by a server that refuses everything', () => {
-    const { clock, limiter } = setup(perSecond(10));
+  it('takes the key over from the backoff the strikes before it earned, not from a wait the server stated', () => {
+    const { limiter } = setup(perSecond(100));
+    limiter.blockUntil('a', 900); // a paced fetch's backoff after the first two refusals
     strike(limiter, 'a');
-    for (let i = 0; i < 40; i++) {
-      clock.advance(limiter.peek('a').retryAfterMs);
-      expect(limiter.tryAcquire('a').allowed).toBe(true);
-      limiter.observe('a', { kind: 'refusal' });
-    }
-    expect(limiter.policyOf('a').learned?.windowMs).toBeCloseTo(AIMD.RECOVERY_MS, 0);
+    expect(limiter.blockedUntil('a')).toBeUndefined();
+    limiter.observe('b', { kind: 'refusal', retryAfterMs: 900 });
+    strike(limiter, 'b');
+    expect(limiter.blockedUntil('b')).toBe(900);
   });
+
+  it.each([
+    { scheme: 'gcra', burst: 10, countsRefused: false },
+    { scheme: 'sliding-window', burst: undefined, countsRefused: true },
+    { scheme: 'fixed-window', burst: undefined, countsRefused: false },
+    { scheme: 'sliding-log', burst: undefined, countsRefused: false },
+  ] as const)(
+    'finds the rate of a $scheme server that says nothing: 0.9x of it after two windows, few refusals after five',
+    ({ scheme, burst, countsRefused }) => {
+      // 40 per second; the client is configured to 400 and floods first.
+      const server = schemeCounter({
+        scheme,
+        limit: 40,
+        windowMs: 1_000,
+        countsRefused,
+        ...(burst === undefined ? {} : { burst }),
+      });
+      const { clock, limiter } = setup(perSecond(400));
+      limiter.observe('a', { kind: 'start' }); // a paced fetch's key starts slow
+      const admittedAt: number[] = [];
+      const refusedAt: number[] = [];
+      while (clock.now() < 20_000) {
+        const decision = limiter.tryAcquire('a');
+        if (!decision.allowed) {
+          clock.advance(decision.retryAfterMs);
+          continue;
+        }
+        const sentAt = clock.now();
+        // Answered 2 ms after the send (the next permit is not due before), its permit settled
+        // first, as a pacer does at the end of its task.
+        limiter.settle('a');
+        if (server(sentAt).admitted) {
+          admittedAt.push(sentAt);
+          limiter.observe('a', { kind: 'answered', sentAt });
+        } else {
+          refusedAt.push(sentAt);
+          limiter.observe('a', { kind: 'refusal', sentAt });
+        }
+        clock.advance(2);
+      }
+      const after = admittedAt.filter((at) => at >= 2_000).length;
+      expect(after / 18).toBeGreaterThan(0.9 * 40);
+      // After five windows, refusals only where the ceiling rises (RAISE_MS apart), a few each.
+      const late = refusedAt.filter((at) => at >= 5_000);
+      expect(late.length).toBeLessThanOrEqual(3 * Math.ceil(15_000 / AIMD.RAISE_MS));
+      // Refusals are counted ones: the first wall is cut short, later windows cost a handful.
+      expect(refusedAt.length).toBeLessThan(60);
+    },
+  );
 });
 
 describe('keys that learn nothing', () => {

@@ -59,6 +59,11 @@ export interface CountingServerOptions {
   readonly windowMs: number;
   /** For `'gcra'`: requests admitted at once. @default limit */
   readonly burst?: number;
+  /**
+   * For `'sliding-window'`: refused hits count too, as in HAProxy's `http_req_rate` (every
+   * tracked request increments the stick table's counter). @default false (Upstash's)
+   */
+  readonly countsRefused?: boolean;
   readonly dialect: CountingDialect;
   /** Wall-clock epoch ms at manual time 0, for Unix resets. @default 1_700_000_000_000 */
   readonly epoch?: number;
@@ -72,7 +77,7 @@ export interface ServerHit {
 }
 
 /** A verdict of a scheme at an arrival: admitted or not, and what to tell the client. */
-interface Verdict {
+export interface Verdict {
   readonly admitted: boolean;
   /** Requests the server would still admit right now. */
   readonly remaining: number;
@@ -82,7 +87,7 @@ interface Verdict {
   readonly retryMs: number;
 }
 
-type Counter = (at: number) => Verdict;
+export type Counter = (at: number) => Verdict;
 
 function slidingLog(limit: number, windowMs: number): Counter {
   const accepted: number[] = [];
@@ -119,7 +124,7 @@ function fixedWindow(limit: number, windowMs: number): Counter {
   };
 }
 
-function slidingWindow(limit: number, windowMs: number): Counter {
+function slidingWindow(limit: number, windowMs: number, countsRefused: boolean): Counter {
   let index = Number.NEGATIVE_INFINITY;
   let previous = 0;
   let current = 0;
@@ -133,7 +138,7 @@ function slidingWindow(limit: number, windowMs: number): Counter {
     const elapsed = (at - now * windowMs) / windowMs;
     const estimate = previous * (1 - elapsed) + current;
     const admitted = estimate < limit;
-    if (admitted) current++;
+    if (admitted || countsRefused) current++;
     // The estimate falls below the limit again once the previous window's weight has decayed.
     const over = previous * (1 - elapsed) + current - limit + 1;
     const retryMs =
@@ -167,18 +172,26 @@ function gcra(limit: number, windowMs: number, burst: number): Counter {
   };
 }
 
+/** The count of a scheme alone, without msw: `admits(at)` says whether a hit at `at` is admitted. */
+export function schemeCounter(
+  options: Pick<CountingServerOptions, 'scheme' | 'limit' | 'windowMs' | 'burst' | 'countsRefused'>,
+): Counter {
+  const { scheme, limit, windowMs } = options;
+  return scheme === 'sliding-log'
+    ? slidingLog(limit, windowMs)
+    : scheme === 'fixed-window'
+      ? fixedWindow(limit, windowMs)
+      : scheme === 'sliding-window'
+        ? slidingWindow(limit, windowMs, options.countsRefused === true)
+        : gcra(limit, windowMs, options.burst ?? limit);
+}
+
 /** An msw handler for `${origin}/*` that counts every request at its arrival time. */
 export function countingServer(options: CountingServerOptions) {
-  const { clock, scheme, limit, windowMs, dialect, epoch = 1_700_000_000_000 } = options;
+  const { clock, limit, windowMs, dialect, epoch = 1_700_000_000_000 } = options;
+  const { scheme } = options;
   const origin = options.origin ?? 'https://api.test';
-  const count: Counter =
-    scheme === 'sliding-log'
-      ? slidingLog(limit, windowMs)
-      : scheme === 'fixed-window'
-        ? fixedWindow(limit, windowMs)
-        : scheme === 'sliding-window'
-          ? slidingWindow(limit, windowMs)
-          : gcra(limit, windowMs, options.burst ?? limit);
+  const count = schemeCounter(options);
   const hits: ServerHit[] = [];
   const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
   const handler = http.all(`${origin}/*`, ({ request }) => {
