@@ -185,6 +185,11 @@ async function runClient({ library, url, requests, client, limits }) {
     }),
   );
   const makespanMs = Math.max(...finals.map(([, at]) => at));
+  // Admitted after the first two windows, per second to the last answer, as a share of the
+  // published rate: the "0.9x of the ideal throughput after two windows".
+  const okAfter2s = wire.filter(([status, at]) => status === 200 && at > 2_000).length;
+  const throughputAfter2s =
+    makespanMs > 3_000 ? okAfter2s / ((makespanMs - 2_000) / 1_000) / limits.rate : null;
   const count = (list, status) => list.filter(([s]) => s === status).length;
   const isRefusal = ([status]) => status === 429 || status === 503;
   return {
@@ -198,6 +203,7 @@ async function runClient({ library, url, requests, client, limits }) {
     failed: finals.filter(([s]) => s !== 200).length,
     errors: finals.filter(([s]) => typeof s === 'string').length,
     makespanMs,
+    throughputAfter2s,
     // For a post-mortem: the send times (ms) of the 7 requests before each of the first 5 refusals.
     refusalContext: refusalContext(wire),
   };
