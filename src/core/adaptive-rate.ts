@@ -17,11 +17,13 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  *   window costs a handful of refusals, not a wall of them (HAProxy counts every refusal, and
  *   keeps refusing a client that keeps sending). A refusal after an admitted probe says the rate
  *   is too fast: it becomes the **ceiling**, and the rate is cut to `CUT` of it.
- * - Between refusals the rate grows with every permit taken: while no rate was refused it
- *   doubles every `DOUBLE_MS` of sending; below a ceiling, the gap to `HEADROOM` of the ceiling
- *   halves every `APPROACH_MS`, and it stays there: a rate that was refused is not tried again
- *   until `RAISE_MS` passed without a refusal, when the ceiling rises by `RAISE` (a server whose
- *   limit grew is found again, at one refusal per `RAISE_MS` at most).
+ * - Between refusals the rate grows with every permit taken while it is what holds the key
+ *   back: toward `HEADROOM` of the ceiling (the gap halving every `APPROACH_MS`, never faster
+ *   than doubling every `DOUBLE_MS`), and it stays there: a rate that was refused is not tried
+ *   again until `RAISE_MS` passed without a refusal, when the ceiling rises by `RAISE` (a server
+ *   whose limit grew is found again, at one refusal per `RAISE_MS` at most). The first ceiling
+ *   is the key's own rate, refused; without one (zero configuration) the rate doubles until
+ *   its first cut, or until a spent window's sample gives one.
  * - `FLOOR_MS`: a server that refuses every request brings the rate down to one request per
  *   `FLOOR_MS`, and no lower.
  *
@@ -82,10 +84,15 @@ export class AdaptiveRate implements Strategy, Admits {
   /** When the probe went, while its answer is awaited; -Infinity otherwise. */
   private probeAt = Number.NEGATIVE_INFINITY;
 
+  /** Whether a spent window's sample set the ceiling, or a cut did (which measures better). */
+  private sampled = false;
+
   /**
    * A rate learned at `now`, when the server refused: it starts with a pause of one permit.
    * `sample`: the requests admitted before (`admitted` over `spanMs`) that taught it; answers
-   * to requests sent before `now` still count in it when they come.
+   * to requests sent before `now` still count in it when they come. `refusedPerMs`: the fastest
+   * rate the key was sending at when refused (its own policy's), the first ceiling; Infinity
+   * when unknown (zero configuration).
    */
   constructor(
     public ratePerMs: number,
@@ -94,8 +101,10 @@ export class AdaptiveRate implements Strategy, Admits {
       admitted: 0,
       spanMs: 0,
     },
+    refusedPerMs = Number.POSITIVE_INFINITY,
   ) {
     if (!(this.ratePerMs > FLOOR_PER_MS)) this.ratePerMs = FLOOR_PER_MS;
+    this.ceiling = refusedPerMs > 0 ? refusedPerMs : Number.POSITIVE_INFINITY;
     this.stamp = now;
     this.tokens = 0;
     this.grewAt = now;
@@ -134,17 +143,21 @@ export class AdaptiveRate implements Strategy, Admits {
     const elapsed = Math.min(now - this.grewAt, 2 / this.ratePerMs);
     this.grewAt = now;
     if (!(elapsed > 0)) return;
+    const doubled = this.ratePerMs * 2 ** (elapsed / AIMD.DOUBLE_MS);
     if (this.ceiling === Number.POSITIVE_INFINITY) {
-      this.ratePerMs *= 2 ** (elapsed / AIMD.DOUBLE_MS);
+      this.ratePerMs = doubled;
       return;
     }
     if (now - this.ceilingAt >= AIMD.RAISE_MS) {
       this.ceiling *= AIMD.RAISE;
       this.ceilingAt = now;
     }
+    // Toward HEADROOM of the ceiling, the gap halving every APPROACH_MS, and never faster than
+    // doubling (a ceiling far above: the rate the key's own policy was refused at).
     const target = this.ceiling * AIMD.HEADROOM;
     if (this.ratePerMs < target) {
-      this.ratePerMs = target - (target - this.ratePerMs) * 2 ** (-elapsed / AIMD.APPROACH_MS);
+      const approached = target - (target - this.ratePerMs) * 2 ** (-elapsed / AIMD.APPROACH_MS);
+      this.ratePerMs = approached < doubled ? approached : doubled;
     }
   }
 
@@ -171,6 +184,7 @@ export class AdaptiveRate implements Strategy, Admits {
       this.ratePerMs = Math.max(FLOOR_PER_MS, this.ceiling * AIMD.HEADROOM);
       this.ceilingAt = now;
       this.cutAt = now;
+      this.sampled = true;
       this.streak = 0;
     } else if (this.admitted && !held) {
       // Too fast, by how much unknown (a rate guessed, not measured; or one the server admitted
@@ -178,6 +192,7 @@ export class AdaptiveRate implements Strategy, Admits {
       this.ceiling = rate;
       this.ratePerMs = Math.max(FLOOR_PER_MS, rate * AIMD.CUT);
       this.ceilingAt = now;
+      this.sampled = true;
       this.streak = 0;
     } else if (this.streak < 30) {
       // A refused probe, or a refusal within HOLD_MS of a cut to what the server admitted
@@ -204,9 +219,11 @@ export class AdaptiveRate implements Strategy, Admits {
       // that was spent), so the rate the sample taught was its window's, not a burst's: no
       // need to look for more. A probe admitted at once: the server refills faster than that.
       const { admitted, spanMs } = this.sample;
-      if (this.streak > 0 && this.ceiling === Number.POSITIVE_INFINITY && admitted >= MIN_SAMPLE) {
+      if (this.streak > 0 && !this.sampled && admitted >= MIN_SAMPLE) {
+        this.sampled = true;
         const sampled = admitted / spanMs;
-        this.ceiling = sampled > this.ratePerMs ? sampled : this.ratePerMs;
+        const floor = sampled > this.ratePerMs ? sampled : this.ratePerMs;
+        if (floor < this.ceiling) this.ceiling = floor;
         this.ceilingAt = now;
         this.ratePerMs *= AIMD.HEADROOM;
       }

@@ -371,7 +371,7 @@ function refused(
   // server counts afresh. A wait the server stated (a Retry-After heard) stays.
   if (learning.lastRefusalAt === Number.NEGATIVE_INFINITY) states.unblock(key);
   learning.learned = {
-    counter: new AdaptiveRate(ratePerMs, now, { admitted, spanMs }),
+    counter: new AdaptiveRate(ratePerMs, now, { admitted, spanMs }, peakPerMs),
     policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
     openedAt: Number.NEGATIVE_INFINITY,
   };

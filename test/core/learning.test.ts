@@ -416,21 +416,27 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(cut, 6);
   });
 
-  it('without a refused rate, doubles every DOUBLE_MS of sending, and is dropped at its own rate', () => {
+  it('grows back toward HEADROOM of its own rate (refused there), never faster than doubling, and is dropped once RAISE_MS lifted that ceiling past it', () => {
     const { clock, limiter } = setup(perSecond(100));
     strike(limiter, 'a');
-    let sent = 0;
-    while (limiter.policyOf('a').learned !== undefined && clock.now() < 60_000) {
-      const decision = limiter.tryAcquire('a');
-      if (decision.allowed) {
-        sent++;
-        limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
-      } else clock.advance(decision.retryAfterMs);
-    }
-    // From 50/s to 100/s: one doubling, about 1 s of sending (72/s on average: 50 / ln 2).
-    expect(clock.now()).toBeGreaterThan(AIMD.DOUBLE_MS * 0.9);
-    expect(clock.now()).toBeLessThan(AIMD.DOUBLE_MS * 1.1);
-    expect(sent / (clock.now() / 1000)).toBeCloseTo(72, -1);
+    const rateAt = (ms: number) => {
+      while (clock.now() < ms) {
+        const decision = limiter.tryAcquire('a');
+        if (decision.allowed) limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+        else clock.advance(decision.retryAfterMs);
+      }
+      return (limiter.policyOf('a').learned?.windowMs ?? 0) > 0
+        ? 1000 / (limiter.policyOf('a').learned?.windowMs as number)
+        : undefined;
+    };
+    // From 50/s: doubling would reach 100/s in one DOUBLE_MS; it stops at 95/s.
+    expect(rateAt(AIMD.DOUBLE_MS / 2)).toBeLessThanOrEqual(50 * Math.SQRT2 + 0.5);
+    const soon = rateAt(3_000) as number;
+    expect(soon).toBeGreaterThan(90);
+    expect(soon).toBeLessThanOrEqual(100 * AIMD.HEADROOM);
+    expect(rateAt(AIMD.RAISE_MS - 100)).toBeCloseTo(100 * AIMD.HEADROOM, 0);
+    // RAISE_MS without a refusal: the ceiling rises by a tenth, past its own rate: dropped.
+    expect(rateAt(AIMD.RAISE_MS + 2_000)).toBeUndefined();
     // Dropped at its own rate: bursts of its own policy again.
     clock.advance(1000);
     expect(drain(limiter, 'a')).toBe(100);
