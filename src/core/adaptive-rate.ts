@@ -52,6 +52,12 @@ export const AIMD = Object.freeze({
 const FLOOR_PER_MS = 1 / AIMD.FLOOR_MS;
 /** Fewest requests a sample needs to say anything of the server's rate (as in learning.ts). */
 const MIN_SAMPLE = 3;
+/**
+ * Refused probes in a row that say a window was spent. One is not enough: through jitter a probe
+ * can reach a bucket together with requests sent before the refusal, which took its refill
+ * (nginx then got a ceiling of its burst's rate, half its own, in one run of five).
+ */
+const SPENT_STREAK = 2;
 
 /**
  * The learned rate of AIMD: a bucket of one permit refilled at `ratePerMs`, which a refusal
@@ -215,11 +221,11 @@ export class AdaptiveRate implements Strategy, Admits {
     this.heardAt = now;
     if (sentAt <= this.learnedAt) this.sample.admitted++;
     if (sentAt > this.refusedAt) {
-      // Admitted only after probes were refused: the pause did not refill the server (a window
-      // that was spent), so the rate the sample taught was its window's, not a burst's: no
+      // Admitted only after probes were refused (SPENT_STREAK): the pauses did not refill the
+      // server (a window that was spent), so the rate the sample taught was its window's, not a burst's: no
       // need to look for more. A probe admitted at once: the server refills faster than that.
       const { admitted, spanMs } = this.sample;
-      if (this.streak > 0 && !this.sampled && admitted >= MIN_SAMPLE) {
+      if (this.streak >= SPENT_STREAK && !this.sampled && admitted >= MIN_SAMPLE) {
         this.sampled = true;
         const sampled = admitted / spanMs;
         const floor = sampled > this.ratePerMs ? sampled : this.ratePerMs;

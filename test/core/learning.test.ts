@@ -492,6 +492,30 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     });
   });
 
+  it('takes one refused probe for jitter, not for a spent window: the sample is no ceiling then', () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    limiter.observe('a', { kind: 'start' });
+    for (let i = 0; i < 60; i++) limiter.observe('a', { kind: 'answered', sentAt: 0 });
+    clock.set(10);
+    strike(limiter, 'a');
+    // One probe refused (it met requests sent before the wall at the server), the next admitted.
+    clock.advance(limiter.peek('a').retryAfterMs);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    limiter.observe('a', { kind: 'refusal', sentAt: clock.now() });
+    clock.advance(1);
+    clock.advance(limiter.peek('a').retryAfterMs);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+    const start = clock.now();
+    while (clock.now() < start + 1_500) {
+      const decision = limiter.tryAcquire('a');
+      if (decision.allowed) limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+      else clock.advance(decision.retryAfterMs);
+    }
+    // It looks for more than the sample's 60/s (doubling: about 170/s after 1.5 s).
+    expect(limiter.policyOf('a').ratePerMs * 1000).toBeGreaterThan(120);
+  });
+
   it('takes the key over from the backoff the strikes before it earned, not from a wait the server stated', () => {
     const { limiter } = setup(perSecond(100));
     limiter.blockUntil('a', 900); // a paced fetch's backoff after the first two refusals
