@@ -13,10 +13,12 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  * - After a refusal the key pauses, then sends one request alone, the **probe**, and nothing
  *   more until its answer (or `PROBE_WAIT_MS`, if none comes). A refused probe says the server
  *   has not counted afresh yet (a window that is spent): the rate stays, and the next pause is
- *   twice as long, from one permit interval up to `MAX_PAUSE_MS`, so that finding the end of a
+ *   `PAUSE_GROWTH` times longer, from one permit interval up to `MAX_PAUSE_MS`, so that finding the end of a
  *   window costs a handful of refusals, not a wall of them (HAProxy counts every refusal, and
  *   keeps refusing a client that keeps sending). A refusal after an admitted probe says the rate
- *   is too fast: it becomes the **ceiling**, and the rate is cut to `CUT` of it.
+ *   is too fast: what the server admitted over the last `HEARD_MS` becomes the **ceiling**, and
+ *   the rate goes to `HEADROOM` of it (to `CUT` of itself while nothing was measured), at most
+ *   once per `HOLD_MS`.
  * - Between refusals the rate grows with every permit taken while it is what holds the key
  *   back: toward `HEADROOM` of the ceiling (the gap halving every `APPROACH_MS`, never faster
  *   than doubling every `DOUBLE_MS`), and it stays there: a rate that was refused is not tried
@@ -50,8 +52,11 @@ export const AIMD = Object.freeze({
 });
 
 const FLOOR_PER_MS = 1 / AIMD.FLOOR_MS;
-/** Fewest requests a sample needs to say anything of the server's rate (as in learning.ts). */
-const MIN_SAMPLE = 3;
+/**
+ * Fewest requests admitted between two refusals for them to teach a rate: one or two over a
+ * whole-second wait make an estimate many times too slow, which no refusal would correct.
+ */
+export const MIN_SAMPLE = 3;
 /**
  * Refused probes in a row that say a window was spent. One is not enough: through jitter a probe
  * can reach a bucket together with requests sent before the refusal, which took its refill
@@ -68,7 +73,10 @@ export class AdaptiveRate implements Strategy, Admits {
   readonly capacity = 1;
   private tokens: number;
   private stamp: number;
-  /** The last rate the server refused after admitting some of it; Infinity before any. */
+  /**
+   * The rate not to go past: the key's own (refused) at first, then a spent window's sample or
+   * what the server admitted when it refused; Infinity without one (zero configuration).
+   */
   private ceiling = Number.POSITIVE_INFINITY;
   /** When the rate last grew (growth is per time of sending, see `grow`). */
   private grewAt: number;
@@ -78,7 +86,7 @@ export class AdaptiveRate implements Strategy, Admits {
   private ceilingAt: number;
   /** When the rate was last cut: refusals of requests sent within `HOLD_MS` cut nothing more. */
   private cutAt = Number.NEGATIVE_INFINITY;
-  /** Refusals in a row with nothing admitted between them: the pause doubles with each. */
+  /** Refusals in a row with nothing admitted between them: the pause grows with each. */
   private streak = 0;
   /** Whether the server admitted a request sent since the last refusal (the probe). */
   private admitted = false;
@@ -89,7 +97,6 @@ export class AdaptiveRate implements Strategy, Admits {
   private heardAt: number;
   /** When the probe went, while its answer is awaited; -Infinity otherwise. */
   private probeAt = Number.NEGATIVE_INFINITY;
-
   /** Whether a spent window's sample set the ceiling, or a cut did (which measures better). */
   private sampled = false;
 
@@ -169,9 +176,9 @@ export class AdaptiveRate implements Strategy, Admits {
 
   /**
    * The server refused a request sent at `sentAt`; false if that says nothing new (it was sent
-   * no later than the last refusal came: an echo of the same excess). Otherwise the rate is cut (the
-   * server admitted some of it since the last refusal) or the pause doubles (it admitted none),
-   * and the key waits that pause from `now`.
+   * no later than the last refusal came: an echo of the same excess). Otherwise the rate is cut
+   * (the server admitted the probe since the last refusal) or the pause grows (it did not, or
+   * the last cut is under `HOLD_MS` old), and the key waits that pause from `now`.
    */
   refused(now: number, sentAt: number): boolean {
     if (sentAt <= this.refusedAt) return false;
@@ -201,6 +208,7 @@ export class AdaptiveRate implements Strategy, Admits {
       this.sampled = true;
       this.streak = 0;
     } else if (this.streak < 30) {
+      // (1.5 ** 30 permits is past MAX_PAUSE_MS at any rate above the floor.)
       // A refused probe, or a refusal within HOLD_MS of a cut to what the server admitted
       // (it still counts what came before): the rate stays, the pause grows.
       this.streak++;
@@ -222,16 +230,15 @@ export class AdaptiveRate implements Strategy, Admits {
     if (sentAt <= this.learnedAt) this.sample.admitted++;
     if (sentAt > this.refusedAt) {
       // Admitted only after probes were refused (SPENT_STREAK): the pauses did not refill the
-      // server (a window that was spent), so the rate the sample taught was its window's, not a burst's: no
-      // need to look for more. A probe admitted at once: the server refills faster than that.
+      // server (a window that was spent), so the sample was its window's, not a burst's: it
+      // (or the rate now, if faster) is the ceiling. A probe admitted at once: the server
+      // refills faster than the sample said.
       const { admitted, spanMs } = this.sample;
       if (this.streak >= SPENT_STREAK && !this.sampled && admitted >= MIN_SAMPLE) {
         this.sampled = true;
-        const sampled = admitted / spanMs;
-        const floor = sampled > this.ratePerMs ? sampled : this.ratePerMs;
-        if (floor < this.ceiling) this.ceiling = floor;
+        this.ceiling = Math.min(this.ceiling, Math.max(admitted / spanMs, this.ratePerMs));
         this.ceilingAt = now;
-        this.ratePerMs *= AIMD.HEADROOM;
+        this.ratePerMs = Math.min(this.ratePerMs, this.ceiling) * AIMD.HEADROOM;
       }
       this.admitted = true;
       this.streak = 0;

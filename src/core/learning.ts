@@ -1,7 +1,7 @@
 import { strategyFor } from './algorithms/index.js';
 import { combine } from './algorithms/all-of.js';
 import type { Strategy } from './algorithms/strategy.js';
-import { AdaptiveRate, AIMD } from './adaptive-rate.js';
+import { AdaptiveRate, AIMD, MIN_SAMPLE } from './adaptive-rate.js';
 import type { CompiledPolicy } from './compile.js';
 import { type Decision, EPSILON } from './decision.js';
 import { type Algorithm, resolvePolicy } from './policy.js';
@@ -134,12 +134,6 @@ export class WithLearned implements Strategy {
  * per key whatever it says (`q=1e8` would otherwise fill a log of 1e8 entries).
  */
 const MAX_LOGGED = 1_000;
-
-/**
- * Fewest requests admitted between two refusals for them to teach a rate: one or two over a
- * whole-second wait make an estimate many times too slow, which no refusal would correct.
- */
-const MIN_SAMPLE = 3;
 
 /** What the learning needs of the limiter that holds the keys (see `RateLimiter`). */
 export interface KeyStates {

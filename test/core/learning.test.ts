@@ -287,6 +287,31 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
   const strike = (limiter: ReturnType<typeof createRateLimiter>, key: string) => {
     for (let i = 0; i < AIMD.STRIKES; i++) limiter.observe(key, { kind: 'refusal' });
   };
+  /** A key of 1,000/s that saw 60 admitted at once, then a wall of refusals at 10 ms. */
+  const afterWallOf60 = () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    limiter.observe('a', { kind: 'start' });
+    for (let i = 0; i < 60; i++) limiter.observe('a', { kind: 'answered', sentAt: 0 });
+    clock.set(10);
+    strike(limiter, 'a');
+    return { clock, limiter };
+  };
+  /** Takes every permit of `a` until `until`, each admitted and answered at once. */
+  const sendAdmitted = (
+    { clock, limiter }: ReturnType<typeof setup>,
+    until: number,
+    each: () => void = () => {},
+  ) => {
+    while (clock.now() < until) {
+      const decision = limiter.tryAcquire('a');
+      if (!decision.allowed) {
+        clock.advance(decision.retryAfterMs);
+        continue;
+      }
+      limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+      each();
+    }
+  };
 
   it('shrugs off a lone refusal or two (jitter), and learns a rate at the third in a second', () => {
     const { clock, limiter } = setup(perSecond(100));
@@ -443,12 +468,9 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
   });
 
   it('admitted only after refused probes (a window that was spent), keeps below its sample, and raises that ceiling by RAISE after RAISE_MS', () => {
-    const { clock, limiter } = setup(perSecond(1000));
-    limiter.observe('a', { kind: 'start' });
     // 60 admitted at once, then refusals: 60 per second (at least SEED_MS of sample).
-    for (let i = 0; i < 60; i++) limiter.observe('a', { kind: 'answered', sentAt: 0 });
-    clock.set(10);
-    strike(limiter, 'a');
+    const key = afterWallOf60();
+    const { clock, limiter } = key;
     // Probes refused until the window ends at 1 s.
     while (clock.now() < 1_000) {
       clock.advance(limiter.peek('a').retryAfterMs);
@@ -459,17 +481,10 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     clock.advance(limiter.peek('a').retryAfterMs);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
     limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
-    const start = clock.now();
     const rates: number[] = [];
-    while (clock.now() < start + AIMD.RAISE_MS + 2_000) {
-      const decision = limiter.tryAcquire('a');
-      if (!decision.allowed) {
-        clock.advance(decision.retryAfterMs);
-        continue;
-      }
-      limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
-      rates.push(limiter.policyOf('a').ratePerMs * 1000);
-    }
+    sendAdmitted(key, clock.now() + AIMD.RAISE_MS + 2_000, () =>
+      rates.push(limiter.policyOf('a').ratePerMs * 1000),
+    );
     // Not looking for more than the sample said, until RAISE_MS passed...
     const before = rates.slice(0, Math.floor(rates.length * 0.7));
     expect(Math.max(...before)).toBeLessThanOrEqual(60 * AIMD.HEADROOM + 1e-9);
@@ -493,11 +508,8 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
   });
 
   it('takes one refused probe for jitter, not for a spent window: the sample is no ceiling then', () => {
-    const { clock, limiter } = setup(perSecond(1000));
-    limiter.observe('a', { kind: 'start' });
-    for (let i = 0; i < 60; i++) limiter.observe('a', { kind: 'answered', sentAt: 0 });
-    clock.set(10);
-    strike(limiter, 'a');
+    const key = afterWallOf60();
+    const { clock, limiter } = key;
     // One probe refused (it met requests sent before the wall at the server), the next admitted.
     clock.advance(limiter.peek('a').retryAfterMs);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
@@ -506,12 +518,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     clock.advance(limiter.peek('a').retryAfterMs);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
     limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
-    const start = clock.now();
-    while (clock.now() < start + 1_500) {
-      const decision = limiter.tryAcquire('a');
-      if (decision.allowed) limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
-      else clock.advance(decision.retryAfterMs);
-    }
+    sendAdmitted(key, clock.now() + 1_500);
     // It looks for more than the sample's 60/s (doubling: about 170/s after 1.5 s).
     expect(limiter.policyOf('a').ratePerMs * 1000).toBeGreaterThan(120);
   });
