@@ -6,6 +6,12 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { CHROMIUM, CHROMIUM_FLAGS } from './chromium.js';
 
 /**
+ * Chromium's helper processes can still be writing into the profile when the browser is gone:
+ * the removal is retried (ENOTEMPTY failed one CI run's teardown after every test had passed).
+ */
+const REMOVE_PROFILE = { recursive: true, force: true, maxRetries: 10, retryDelay: 100 } as const;
+
+/**
  * Chromium as a user runs it, where a tab in the background is hidden and throttled.
  * `launchChromium()` cannot give that: Playwright launches with
  * `--disable-background-timer-throttling`, `--disable-renderer-backgrounding` and
@@ -47,12 +53,12 @@ export async function launchBackgroundChromium(
       async close() {
         await browser.close().catch(() => {});
         await stop(child);
-        await rm(profile, { recursive: true, force: true });
+        await rm(profile, REMOVE_PROFILE);
       },
     };
   } catch (error) {
     await stop(child);
-    await rm(profile, { recursive: true, force: true });
+    await rm(profile, REMOVE_PROFILE);
     throw error;
   }
 }
