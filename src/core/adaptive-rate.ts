@@ -28,6 +28,10 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  *   its first cut, or until a spent window's sample gives one.
  * - `FLOOR_MS`: a server that refuses every request brings the rate down to one request per
  *   `FLOOR_MS`, and no lower.
+ * - `ADMITTED_MS`: a server that admitted nothing of the key for that long (or never) refuses
+ *   everything (a quota spent for the day, a key revoked), and no rate paces it: the rate is
+ *   dropped at its next refusal, and not learned, so the callers' own retry budgets end the
+ *   calls instead of a probe every pause (up to `MAX_PAUSE_MS`) for each of them in turn.
  *
  * One permit at a time (no burst). Back at the key's own rate, the learned rate is dropped.
  */
@@ -47,6 +51,7 @@ export const AIMD = Object.freeze({
   HOLD_MS: 1_000,
   HEARD_MS: 1_000,
   FLOOR_MS: 5_000,
+  ADMITTED_MS: 60_000,
   /** Shortest time a sample of admitted requests seeds the first rate over (see `refused`). */
   SEED_MS: 1_000,
 });

@@ -57,13 +57,28 @@ export class WithLearned implements Strategy {
   lastRefusalAt = Number.NEGATIVE_INFINITY;
   /** The limit the server's counts named without a window (`QuotaSignal.limit`); 0 if none. */
   namedLimit = 0;
+  /** When the server last admitted a request of the key (an `answered` signal), if since `heardSince`. */
+  admittedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly base: Strategy,
     public learned: LearnedLimit | undefined,
     /** The configured fastest rate (permits per ms): a learned rate is dropped there. */
     readonly configuredPerMs: number,
+    /**
+     * Since when this state hears the key's answers: when it was made, or -Infinity for a slow
+     * start's (made at the key's first call: every answer was heard).
+     */
+    private readonly heardSince: number,
   ) {}
+
+  /**
+   * When the server last admitted a request of the key, as far as this state knows: before
+   * `heardSince` it may have (a configured key is wrapped at its first refusal), so that counts.
+   */
+  lastAdmission(): number {
+    return this.admittedAt > this.heardSince ? this.admittedAt : this.heardSince;
+  }
 
   get capacity(): number {
     return this.base.capacity;
@@ -195,12 +210,14 @@ export function applySignal(
         policy: { limit: 1, windowMs: 0, source: 'start' },
         openedAt: Number.NEGATIVE_INFINITY,
       };
-      states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs));
+      const peakPerMs = states.compiled(key).peakPerMs;
+      states.replace(key, new WithLearned(state, learned, peakPerMs, Number.NEGATIVE_INFINITY));
       return;
     }
     case 'answered': {
       const state = states.stateOf(key);
       const sentAt = signal.sentAt ?? now;
+      if (state instanceof WithLearned) state.admittedAt = now;
       if (state instanceof WithLearned && sentAt >= state.lastRefusalAt) {
         if (state.admitted++ === 0) state.firstAdmittedAt = sentAt;
         const counter = state.learned?.counter;
@@ -304,7 +321,7 @@ function refused(
   if (state === undefined) return;
   const { peakPerMs } = states.compiled(key);
   const learning =
-    state instanceof WithLearned ? state : new WithLearned(state, undefined, peakPerMs);
+    state instanceof WithLearned ? state : new WithLearned(state, undefined, peakPerMs, now);
   if (learning !== state) states.replace(key, learning);
   const current = learning.learned;
   if (current?.policy.source === 'server') return;
@@ -340,15 +357,19 @@ function refused(
     return;
   }
   if (current?.counter instanceof SlowStart) current.counter.cut();
+  // A server that stopped admitting the key (or never did) refuses everything: no rate paces
+  // it, and the key's callers spend their retries (see `AIMD.ADMITTED_MS`).
+  const admits = now - learning.lastAdmission() <= AIMD.ADMITTED_MS;
   if (current?.counter instanceof AdaptiveRate) {
-    current.counter.refused(now, sentAt);
+    if (admits) current.counter.refused(now, sentAt);
+    else forget(states, key, 'rate');
     return;
   }
   if (now - learning.struckAt > AIMD.STRIKE_MS) {
     learning.struckAt = now;
     learning.strikes = 0;
   }
-  if (++learning.strikes < AIMD.STRIKES) return;
+  if (++learning.strikes < AIMD.STRIKES || !admits) return;
   // The first cut halves the key's own rate (the rate it was really sending at is not known
   // any more: by the time its refusals are read, its own bucket may have refilled), or starts
   // at the rate the server admitted since the last refusal, if slower: requests admitted over
@@ -445,7 +466,7 @@ function adopt(
     openedAt: Number.NEGATIVE_INFINITY,
   };
   if (state instanceof WithLearned) state.learned = learned;
-  else states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs));
+  else states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs, now));
   return learned;
 }
 

@@ -326,6 +326,39 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.05);
   });
 
+  it('learns no rate for a server that never admitted the key: its refusals are not a pace to find', () => {
+    const { clock, limiter } = setup(perSecond(100));
+    limiter.observe('a', { kind: 'start' });
+    strike(limiter, 'a');
+    // The slow start heard every answer of the key since its first call: none was admitted.
+    expect(limiter.policyOf('a').learned?.source).toBe('start');
+    // Once one is, three refusals in a second teach a rate again.
+    clock.set(2_000);
+    limiter.observe('a', { kind: 'answered', sentAt: 1_990 });
+    strike(limiter, 'a');
+    expect(limiter.policyOf('a').learned?.source).toBe('rate');
+  });
+
+  it('drops the rate at a refusal once the server admitted nothing of the key for ADMITTED_MS', () => {
+    const { clock, limiter } = setup(perSecond(100));
+    // A configured key is heard from its first refusal on: what came before may have been admitted.
+    strike(limiter, 'a');
+    expect(limiter.policyOf('a').learned?.source).toBe('rate');
+    clock.set(AIMD.ADMITTED_MS - 1_000);
+    limiter.observe('a', { kind: 'answered', sentAt: clock.now() - 10 });
+    clock.set(2 * AIMD.ADMITTED_MS - 1_000);
+    limiter.observe('a', { kind: 'refusal', sentAt: clock.now() - 10 });
+    expect(limiter.policyOf('a').learned?.source).toBe('rate');
+    clock.set(2 * AIMD.ADMITTED_MS);
+    limiter.observe('a', { kind: 'refusal', sentAt: clock.now() - 10 });
+    expect(limiter.policyOf('a').learned).toBeUndefined();
+    // Nor learned again while the server admits nothing: the key is back on its own policy.
+    clock.set(2 * AIMD.ADMITTED_MS + 100);
+    strike(limiter, 'a');
+    expect(limiter.policyOf('a').learned).toBeUndefined();
+    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.1);
+  });
+
   it('starts at the rate the server admitted, over at least SEED_MS, when that is slower than half its own', () => {
     const { clock, limiter } = setup(perSecond(1000));
     limiter.observe('a', { kind: 'start' });
@@ -383,6 +416,9 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
       const sentAt = clock.now();
       clock.advance(5);
       limiter.observe('a', { kind: 'refusal', sentAt });
+      // A slow answer to a request sent before the wall: the server admits the key (past
+      // ADMITTED_MS without one the rate would be dropped), yet the streak of probes goes on.
+      limiter.observe('a', { kind: 'answered', sentAt: 0 });
       last = clock.now();
     }
     // From each refusal to the next probe: one permit (20 ms), then PAUSE_GROWTH times more each.

@@ -1,5 +1,6 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
+import { AIMD } from '../../src/core/adaptive-rate.js';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { stampedFetch } from '../support/backends.js';
@@ -292,6 +293,65 @@ describe("a bare 429 under a learned rate is the pacer's to explain", () => {
       expect(failed).toBeGreaterThanOrEqual(fewest);
       expect(failed).toBeLessThanOrEqual(most);
       expect(backend.refused.length).toBeGreaterThan(0);
+    },
+  );
+  /** Settles `count` calls against the server `server.use` set; their statuses, sends and ends. */
+  async function callsAgainst(
+    clock: ManualClock,
+    count: number,
+    options: Omit<PacedFetchOptions, 'fetch' | 'clock'>,
+  ) {
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({ ...options, retry: { random: () => 0.5 }, fetch, clock });
+    const settledAt: number[] = [];
+    const calls = Array.from({ length: count }, (_, i) =>
+      pacedFetch(`${ORIGIN}/n/${i}`).then((response) => {
+        settledAt.push(clock.now());
+        return response.status;
+      }),
+    );
+    await drive(clock, pacedFetch.pacer, 3_600_000);
+    return { statuses: await Promise.all(calls), sent, lastAt: Math.max(...settledAt) };
+  }
+  const configurations = [
+    { name: 'zero configuration', options: {} },
+    { name: 'configured', options: { limits: { limit: 10, windowMs: 1000 } } },
+  ];
+
+  it.each(configurations)(
+    'not from a server that refuses everything ($name): each call ends after its retry budget',
+    async ({ options }) => {
+      const clock = createManualClock();
+      server.use(http.get(`${ORIGIN}/*`, () => new HttpResponse(null, { status: 429 })));
+      const { statuses, sent, lastAt } = await callsAgainst(clock, 10, options);
+      expect(statuses).toEqual(new Array(10).fill(429));
+      // The default budget (limit 2): 3 sends a call, each call's two backoffs (0.75 s and
+      // 1.5 s here) in turn, as the key waits for each. Explained, each call went on to
+      // `maxAttempts` (20) sends, the last settling after 65 s, or 1.5 h when configured.
+      expect(sent.length).toBe(30);
+      expect(lastAt).toBeLessThan(10 * 3_000);
+    },
+  );
+
+  it.each(configurations)(
+    'nor once the server stopped admitting for AIMD.ADMITTED_MS ($name): calls end after their budget',
+    async ({ options }) => {
+      const clock = createManualClock();
+      let admitted = 0;
+      server.use(
+        http.get(`${ORIGIN}/*`, () =>
+          ++admitted <= 20
+            ? HttpResponse.json({ ok: true })
+            : new HttpResponse(null, { status: 429 }),
+        ),
+      );
+      const { statuses, sent, lastAt } = await callsAgainst(clock, 60, options);
+      expect(statuses.filter((status) => status === 200)).toHaveLength(20);
+      // Within ADMITTED_MS of the last admission the refused probes are explained: each pause
+      // 1.5 times the last from one permit (2 us at zero configuration's 500,000/s), about 41
+      // of them in a minute. Past it, 3 sends a call.
+      expect(sent.length).toBeLessThanOrEqual(20 + 40 * 3 + 45);
+      expect(lastAt).toBeLessThan(AIMD.ADMITTED_MS + 40 * 3_000);
     },
   );
 });
