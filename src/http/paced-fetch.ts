@@ -275,7 +275,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         key,
         answer,
         refusalOf(retry, response.status, answer, unexplained),
-        { learning, sentAt, pacesRefusals: ownKeys },
+        { learning, sentAt, pacesRefusals: shared === undefined },
       );
       if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
       if (refusal === undefined) {

@@ -111,6 +111,31 @@ export class StorePermits implements Permits {
     this.shared.observe(key, signal);
   }
 
+  /**
+   * Whether this pacer may ask the store for the head task of `waiting` now, as far as a rate
+   * its limiter learned by AIMD says (the scheduler tells it every signal): each pacer measures
+   * it from its own requests, so the store cannot, and several pacers on one store each find
+   * their share, as TCP flows do. Then one task at a time, and the permit is taken
+   * from that rate first (its pauses and probes); reject mode rejects the task it denies. A
+   * pacer that learned none asks as it is.
+   */
+  private ownRateAllows(waiting: WaitingKey): boolean {
+    const { limiter } = this.core;
+    if (limiter.policyOf(waiting.key).learned?.source !== 'rate') return true;
+    const head = waiting.line.head;
+    if (head === undefined) return true;
+    const own = limiter.tryAcquire(waiting.key, head.units ?? head.cost);
+    if (own.allowed) return true;
+    if (this.core.options.mode === 'reject') {
+      this.core.waiting.remove(head);
+      this.core.count(0, 1);
+      this.core.settle(head, false, new RateLimitError(own, { key: waiting.key }));
+    } else {
+      this.core.waiting.postpone(waiting, this.core.now() + Math.max(1, own.retryAfterMs));
+    }
+    return false;
+  }
+
   adjust(key: string, delta: UnitCosts): void {
     this.shared.adjust(key, delta);
   }
@@ -154,7 +179,9 @@ export class StorePermits implements Permits {
         else this.rejectBlocked(waiting);
         continue;
       }
-      const batch = this.setAside(waiting, Math.min(free, MAX_BATCH));
+      const learnedRate = this.core.limiter.policyOf(waiting.key).learned?.source === 'rate';
+      if (learnedRate && !this.ownRateAllows(waiting)) continue;
+      const batch = this.setAside(waiting, learnedRate ? 1 : Math.min(free, MAX_BATCH));
       this.taking += batch.length;
       const costs = batch.map((task) => this.shared.costOf(task.key, task.units ?? task.cost));
       const answers = this.shared.ask(waiting.key, costs, stopAtDenial);
