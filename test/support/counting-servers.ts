@@ -148,7 +148,9 @@ function slidingWindow(limit: number, windowMs: number, countsRefused: boolean):
     return {
       admitted,
       remaining: Math.max(0, Math.floor(limit - (previous * (1 - elapsed) + current))),
-      resetMs: (now + 2) * windowMs - at,
+      // Upstash's `reset`: the end of the current window, `(currentWindow + 1) * windowSize`
+      // (src/single.ts, slidingWindow), though the previous window's weight lasts a window more.
+      resetMs: (now + 1) * windowMs - at,
       retryMs: admitted ? 0 : Math.max(1, retryMs),
     };
   };
