@@ -23,7 +23,11 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  *   back: toward `HEADROOM` of the ceiling (the gap halving every `APPROACH_MS`, never faster
  *   than doubling every `DOUBLE_MS`), and it stays there: a rate that was refused is not tried
  *   again until `RAISE_MS` passed without a refusal, when the ceiling rises by `RAISE` (a server
- *   whose limit grew is found again, at one refusal per `RAISE_MS` at most). The first ceiling
+ *   whose limit grew is found again, at one refusal per `RAISE_MS` at most). Each raise not
+ *   refused is followed by a larger one a `DOUBLE_MS` later (`RAISE` to the power of the raises
+ *   in a row, as CUBIC probes past its last maximum): a share that was cut while other clients
+ *   sent (pacers on one store, processes on one API) grows back once they are done, in seconds
+ *   rather than at a tenth per `RAISE_MS`. The first ceiling
  *   is the key's own rate, refused; without one (zero configuration) the rate doubles until
  *   its first cut, or until a spent window's sample gives one.
  * - `FLOOR_MS`: a server that refuses every request brings the rate down to one request per
@@ -89,6 +93,8 @@ export class AdaptiveRate implements Strategy, Admits {
   private refusedAt: number;
   /** When the ceiling was last set or raised. */
   private ceilingAt: number;
+  /** Raises in a row since the ceiling was last set by a refusal or a sample. */
+  private raises = 0;
   /** When the rate was last cut: refusals of requests sent within `HOLD_MS` cut nothing more. */
   private cutAt = Number.NEGATIVE_INFINITY;
   /** Refusals in a row with nothing admitted between them: the pause grows with each. */
@@ -166,8 +172,9 @@ export class AdaptiveRate implements Strategy, Admits {
       this.ratePerMs = doubled;
       return;
     }
-    if (now - this.ceilingAt >= AIMD.RAISE_MS) {
-      this.ceiling *= AIMD.RAISE;
+    if (now - this.ceilingAt >= (this.raises === 0 ? AIMD.RAISE_MS : AIMD.DOUBLE_MS)) {
+      this.raises++;
+      this.ceiling *= AIMD.RAISE ** this.raises;
       this.ceilingAt = now;
     }
     // Toward HEADROOM of the ceiling, the gap halving every APPROACH_MS, and never faster than
@@ -188,6 +195,7 @@ export class AdaptiveRate implements Strategy, Admits {
   refused(now: number, sentAt: number): boolean {
     if (sentAt <= this.refusedAt) return false;
     this.refusedAt = now;
+    this.raises = 0;
     // What the server admitted is known once a sample or HEARD_MS of answers taught it.
     const heard = this.heardPerMs(now);
     const rate = this.ratePerMs;
@@ -243,6 +251,7 @@ export class AdaptiveRate implements Strategy, Admits {
         this.sampled = true;
         this.ceiling = Math.min(this.ceiling, Math.max(admitted / spanMs, this.ratePerMs));
         this.ceilingAt = now;
+        this.raises = 0;
         this.ratePerMs = Math.min(this.ratePerMs, this.ceiling) * AIMD.HEADROOM;
       }
       this.admitted = true;

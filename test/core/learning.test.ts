@@ -503,7 +503,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     expect(drain(limiter, 'a')).toBe(100);
   });
 
-  it('admitted only after refused probes (a window that was spent), keeps below its sample, and raises that ceiling by RAISE after RAISE_MS', () => {
+  it('admitted only after refused probes (a window that was spent), keeps below its sample, raises that ceiling by RAISE after RAISE_MS, and by more each DOUBLE_MS after while nothing refuses', () => {
     // 60 admitted at once, then refusals: 60 per second (at least SEED_MS of sample).
     const key = afterWallOf60();
     const { clock, limiter } = key;
@@ -517,16 +517,27 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     clock.advance(limiter.peek('a').retryAfterMs);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
     limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
-    const rates: number[] = [];
-    sendAdmitted(key, clock.now() + AIMD.RAISE_MS + 2_000, () =>
-      rates.push(limiter.policyOf('a').ratePerMs * 1000),
+    // The sample set the ceiling at this answer.
+    const start = clock.now();
+    const rates: { at: number; perSecond: number }[] = [];
+    sendAdmitted(key, start + AIMD.RAISE_MS + 4 * AIMD.DOUBLE_MS, () =>
+      rates.push({ at: clock.now() - start, perSecond: limiter.policyOf('a').ratePerMs * 1000 }),
     );
+    const fastest = (before: number) =>
+      Math.max(...rates.filter(({ at }) => at < before).map(({ perSecond }) => perSecond));
     // Not looking for more than the sample said, until RAISE_MS passed...
-    const before = rates.slice(0, Math.floor(rates.length * 0.7));
-    expect(Math.max(...before)).toBeLessThanOrEqual(60 * AIMD.HEADROOM + 1e-9);
-    expect(Math.min(...before)).toBeGreaterThan(50);
-    // ...then a tenth more.
-    expect(Math.max(...rates)).toBeCloseTo(60 * AIMD.RAISE * AIMD.HEADROOM, 0);
+    expect(fastest(AIMD.RAISE_MS - 10)).toBeLessThanOrEqual(60 * AIMD.HEADROOM + 1e-9);
+    expect(Math.min(...rates.map(({ perSecond }) => perSecond))).toBeGreaterThan(50);
+    // ...then a tenth more, for DOUBLE_MS...
+    const raised = 60 * AIMD.RAISE * AIMD.HEADROOM;
+    expect(fastest(AIMD.RAISE_MS + AIMD.DOUBLE_MS - 10)).toBeGreaterThan(60 * AIMD.HEADROOM + 3);
+    expect(fastest(AIMD.RAISE_MS + AIMD.DOUBLE_MS - 10)).toBeLessThanOrEqual(raised + 1e-9);
+    // ...then, nothing refused, RAISE squared more, cubed the next DOUBLE_MS: the ceiling
+    // runs ahead, and the rate follows, never faster than doubling.
+    expect(fastest(AIMD.RAISE_MS + 2 * AIMD.DOUBLE_MS)).toBeGreaterThan(raised * 1.1);
+    expect(fastest(AIMD.RAISE_MS + 4 * AIMD.DOUBLE_MS)).toBeGreaterThan(
+      raised * AIMD.RAISE ** 2 * AIMD.RAISE ** 3 * 0.9,
+    );
   });
 
   it('does not cut a policy the server advertised, and an advertised one replaces a rate', () => {

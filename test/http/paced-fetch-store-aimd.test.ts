@@ -65,8 +65,8 @@ describe('paced fetches sharing a store, against a server that answers a bare 42
     const refused = backend.hits.filter((hit) => hit.status !== 200);
     // Most are the first burst, sent before any answer (no slow start with a store); after
     // the first two windows, less than one window's worth (13-44 here). The makespan is not
-    // held here: 6.9-35 s where 4-4.7 s is ideal (a pacer whose rate was cut while the others
-    // sent regains their share at a tenth per 10 s once they are done).
+    // held here: 6.9-21 s where 4-4.7 s is ideal (a pacer whose rate was cut while the others
+    // sent waits RAISE_MS for its first raise once they are done).
     expect(refused.length).toBeGreaterThan(200);
     expect(refused.filter((hit) => hit.at > 2_000).length).toBeLessThan(60);
   });
