@@ -35,6 +35,12 @@ export interface LearnedLimit {
   readonly policy: LearnedPolicy;
   /** For `'server'`: ticker time of the last answer that opened the server's window. */
   openedAt: number;
+  /**
+   * For a window inferred from a reset (`PolicySignal.inferred`): the answers since the one
+   * that opened it, while their counts only fell: the fewest left, and when the first of them
+   * said the server resets (see `disprovesWindow`).
+   */
+  run?: { remaining: number; readonly ends: number } | undefined;
 }
 
 /**
@@ -57,6 +63,11 @@ export class WithLearned implements Strategy {
   lastRefusalAt = Number.NEGATIVE_INFINITY;
   /** The limit the server's counts named without a window (`QuotaSignal.limit`); 0 if none. */
   namedLimit = 0;
+  /**
+   * The server's resets were found to be a bucket's refill, not a window's end (see
+   * `disprovesWindow`): windows inferred from them are read as buckets from then on.
+   */
+  resetsRefill = false;
   /** When the server last admitted a request of the key (an `answered` signal), if since `heardSince`. */
   admittedAt = Number.NEGATIVE_INFINITY;
 
@@ -241,13 +252,38 @@ export function applySignal(
     states.compiled(key).limit === signal.limit;
   if (confirms) endSlowStart(states, key);
   if (signal.kind === 'policy' && !confirms) {
-    const learned = adopt(states, key, now, signal.limit, signal.windowMs, 'server', {
-      bucket: signal.bucket === true,
-    });
+    const state = states.stateOf(key);
+    const refills =
+      signal.inferred === true &&
+      state instanceof WithLearned &&
+      state.resetsRefill &&
+      reset !== undefined &&
+      remaining !== undefined &&
+      remaining < signal.limit;
+    // A reset found to be a bucket's refill (one permit's time when one was used): the window
+    // is the time to refill the whole limit, as for a bucket the headers name (OpenAI's). Once
+    // learned so, it is kept: one permit's reset, less the network delay, times the limit
+    // would make it up to 20 times too short.
+    const kept = state instanceof WithLearned ? state.learned : undefined;
+    const learned =
+      refills && kept?.policy.source === 'server' && kept.policy.limit === signal.limit
+        ? kept
+        : adopt(
+            states,
+            key,
+            now,
+            signal.limit,
+            refills ? (reset * signal.limit) / (signal.limit - remaining) : signal.windowMs,
+            'server',
+            { bucket: refills || signal.bucket === true },
+          );
     if (learned !== undefined) {
       if (remaining === undefined) return;
       const { windowMs } = learned.policy;
       if (remaining === learned.policy.limit - 1) learned.openedAt = now;
+      if (signal.inferred === true && !refills && ends !== undefined) {
+        learned.run = { remaining, ends };
+      }
       // Permits the log does not know of (another client's) count a whole window from now,
       // unless the server's window resets sooner (a fixed window): then only its block holds.
       if (ends === undefined || ends >= now + windowMs) {
@@ -262,6 +298,13 @@ export function applySignal(
   }
   if (remaining === undefined) return;
   if (signal.kind === 'quota') nameLimit(states.stateOf(key), signal.limit);
+  if (
+    signal.kind === 'quota' &&
+    ends !== undefined &&
+    disprovesWindow(states, key, now, remaining, ends)
+  ) {
+    return;
+  }
   // Blocked only if the key's own count still had credit: a count that agrees with the
   // server's knows better when the next permit frees (a sliding server's reset is when it is
   // empty again, not when its next permit frees).
@@ -273,6 +316,41 @@ export function applySignal(
     return;
   }
   states.stateFor(key, now)?.lowerRemaining(now, remaining);
+}
+
+/**
+ * Whether a count of `key` (`remaining`, the server resetting at `ends`) shows that the window
+ * its learned policy inferred from a reset was none: within one window the counts fell, yet the
+ * reset moved later by more than the window and a half (network delay and a whole-second
+ * reset's rounding move it less). A bucket's reset is when it is full again, one permit's
+ * time per permit used (a GCRA: 50 ms for 20 per second after one request, read as a window of
+ * 20 per 50 ms). The policy is then learned again as a bucket of the time to refill the whole
+ * limit, and so is every window inferred for the key later (`resetsRefill`).
+ */
+function disprovesWindow(
+  states: KeyStates,
+  key: string,
+  now: number,
+  remaining: number,
+  ends: number,
+): boolean {
+  const state = states.stateOf(key);
+  const learned = state instanceof WithLearned ? state.learned : undefined;
+  const run = learned?.run;
+  if (learned === undefined || run === undefined) return false;
+  if (remaining >= run.remaining) {
+    // A new window (or answers out of order): a new run.
+    learned.run = { remaining, ends };
+    return false;
+  }
+  run.remaining = remaining;
+  const { limit, windowMs } = learned.policy;
+  if (ends - run.ends <= 1.5 * windowMs + 100 || !(state instanceof WithLearned)) return false;
+  state.resetsRefill = true;
+  learned.run = undefined;
+  const windowOfLimit = ((ends - now) * limit) / (limit - remaining);
+  adopt(states, key, now, limit, windowOfLimit, 'server', { bucket: true });
+  return true;
 }
 
 /** Keeps the limit a server's count named (see `QuotaSignal.limit`) on a key that learns. */

@@ -185,6 +185,61 @@ describe('observe adopting the policy the server advertises', () => {
   });
 });
 
+describe('a window inferred from a reset that turns out to be a bucket refill', () => {
+  /** A key of 1,000/s whose first answer says 19 of 20 left, reset in `resetMs`: an inferred window. */
+  function opened(resetMs: number) {
+    const setupped = setup(perSecond(1000));
+    const { limiter } = setupped;
+    const policy = { kind: 'policy', limit: 20, remaining: 19, inferred: true } as const;
+    limiter.observe('api', { ...policy, windowMs: resetMs, resetMs });
+    expect(limiter.policyOf('api').learned).toEqual({
+      limit: 20,
+      windowMs: resetMs,
+      source: 'server',
+    });
+    return { ...setupped, policy };
+  }
+
+  it("is learned again as a bucket once the counts fall while the reset moves out (a GCRA's)", () => {
+    // A GCRA of 20 per second: its reset is when it is full again, one 50 ms interval per
+    // request used, so the first answer's reset reads as a window of 20 per 50 ms.
+    const { limiter, policy } = opened(50);
+    for (let used = 2; used <= 4; used++) {
+      limiter.observe('api', {
+        kind: 'quota',
+        limit: 20,
+        remaining: 20 - used,
+        resetMs: used * 50,
+      });
+      expect(limiter.policyOf('api').learned?.windowMs).toBe(50);
+    }
+    // The reset moved 200 ms out while the count fell: no window of 50 ms does that.
+    limiter.observe('api', { kind: 'quota', limit: 20, remaining: 15, resetMs: 250 });
+    expect(limiter.policyOf('api').learned).toEqual({
+      limit: 20,
+      windowMs: 1000,
+      source: 'server',
+    });
+    // An answer that looks like a window's first again does not make it one.
+    limiter.observe('api', { ...policy, windowMs: 45, resetMs: 45 });
+    expect(limiter.policyOf('api').learned?.windowMs).toBe(1000);
+  });
+
+  it("stays a window while its reset moves less than a window and a half (fastify's whole seconds to go)", () => {
+    const { clock, limiter } = opened(1000);
+    for (let used = 2; used <= 10; used++) {
+      clock.set(used * 100);
+      // `x-ratelimit-reset: 1` all window long: read as 1 s from each answer.
+      limiter.observe('api', { kind: 'quota', limit: 20, remaining: 20 - used, resetMs: 1000 });
+    }
+    expect(limiter.policyOf('api').learned).toEqual({
+      limit: 20,
+      windowMs: 1000,
+      source: 'server',
+    });
+  });
+});
+
 describe("a slow start and the server's count", () => {
   /** A slow start grown to `window` requests in flight, with nothing out. */
   function started(window: number) {

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import { createManualClock } from '../../src/testing/index.js';
+import { countingServer, driveNetwork, network, trackCalls } from '../support/counting-servers.js';
+import { server } from '../support/msw.js';
+
+// A GCRA of 20 per second (redis-cell, throttled) that answers `X-RateLimit-Limit`,
+// `-Remaining` and a fractional Unix `X-RateLimit-Reset` (koa-ratelimit's form): its reset is
+// when the bucket is full again, 50 ms after one request, which the first answer made a window
+// of 20 per 50 ms (minus the network delay). 200 calls at once through 5-60 ms of jitter.
+describe('a bucket whose reset reads as a window', () => {
+  it.each([
+    // Before: 124 and 43 refusals, every second a window's worth.
+    { name: 'zero configuration', options: {}, most: 0 },
+    { name: '10x generous', options: { limits: { limit: 200, windowMs: 1_000 } }, most: 10 },
+  ])('is learned as a bucket from the next answers ($name)', async ({ options, most }) => {
+    const clock = createManualClock();
+    const backend = countingServer({
+      clock,
+      scheme: 'gcra',
+      limit: 20,
+      windowMs: 1_000,
+      dialect: 'x-ratelimit-fractional',
+    });
+    server.use(backend.handler);
+    const net = network({ clock, delayMs: [5, 60], seed: 7 });
+    const pacedFetch = createPacedFetch({
+      ...(options as Partial<PacedFetchOptions>),
+      fetch: net.fetch,
+      clock,
+      wallClock: backend.wallClock,
+    });
+    const { statuses, done, all } = trackCalls(
+      Array.from({ length: 200 }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
+    );
+    await driveNetwork(clock, net, done, 600_000);
+    await all;
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(backend.refusals()).toBeLessThanOrEqual(most);
+    // No slower for it: 200 at 20 per second after the first 20, 9 s at best.
+    const last = Math.max(...backend.hits.map((hit) => hit.at));
+    expect(last).toBeLessThan(9_000 * 1.15);
+  });
+});
