@@ -573,7 +573,9 @@ export function learnedPolicyOf(state: Strategy | undefined): LearnedPolicy | un
   const learned = state instanceof WithLearned ? state.learned : undefined;
   if (learned === undefined) return undefined;
   const { counter } = learned;
-  if (counter instanceof SlowStart) return { limit: counter.window, windowMs: 0, source: 'start' };
+  if (counter instanceof SlowStart) {
+    return { limit: Math.floor(counter.window), windowMs: 0, source: 'start' };
+  }
   return counter instanceof AdaptiveRate
     ? { limit: 1, windowMs: 1 / counter.ratePerMs, source: 'rate' }
     : learned.policy;

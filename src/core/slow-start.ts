@@ -4,7 +4,7 @@ import { allow, type Decision, deny } from './decision.js';
 /**
  * A key never heard from (a paced fetch's, configured or not): as TCP's slow start, one request
  * in flight until the first answer, then one more per answer that was not a refusal (the window
- * doubles every round trip), halved by a refusal. It paces nothing by time: the server's first
+ * doubles every round trip) up to `LIMITED_FROM`, slower past it, halved by a refusal. It paces nothing by time: the server's first
  * word (an advertised policy, a refusal that teaches a rate, or an answer that confirms the
  * key's own limit) replaces or ends it (learning.ts). A server's count (`remaining`) bounds it
  * meanwhile: it never sends more than the last count still allows, so a window that opened at
@@ -14,6 +14,13 @@ import { allow, type Decision, deny } from './decision.js';
 export const SLOW_START = Object.freeze({
   /** The most requests in flight it grows to; past it the key is as free as its own policy. */
   MAX_WINDOW: 1_024,
+  /**
+   * Past this many in flight it grows by half of it per round trip, not by doubling (RFC 3742's
+   * limited slow start): what it sent past the server's limit before the first refusal came
+   * back is at most about that much, where doubling sent a whole window more (62 refusals from
+   * a server of 60 per second that answered at once).
+   */
+  LIMITED_FROM: 16,
   /** Quiet ms after the last answer before the key forgets its window (and starts at 1 again). */
   FORGET_MS: 10_000,
   /** The wait reported behind requests in flight: a lower bound, the pacer looks again at each answer. */
@@ -56,10 +63,11 @@ export class SlowStart implements Strategy {
     // alone, it asks the server again (a count of 0 with a reset blocks the key until then).
     const room = this.room();
     const fits = cost <= room || (this.open === 0 && now >= this.aloneAt + SLOW_START.WAIT_MS);
-    const left = Math.max(0, room - cost);
+    const left = Math.floor(Math.max(0, room - cost));
+    const window = Math.floor(this.window);
     return fits
-      ? allow(left, 0, this.window)
-      : deny('in-flight', SLOW_START.WAIT_MS, Math.max(0, room), 0, this.window);
+      ? allow(left, 0, window)
+      : deny('in-flight', SLOW_START.WAIT_MS, Math.floor(Math.max(0, room)), 0, window);
   }
 
   level(): number {
@@ -100,9 +108,12 @@ export class SlowStart implements Strategy {
     this.lastAt = now;
   }
 
-  /** An answer that was not a refusal: one more in flight. */
+  /** An answer that was not a refusal: one more in flight, or a share of it past `LIMITED_FROM`. */
   grow(): void {
-    if (this.window < SLOW_START.MAX_WINDOW) this.window++;
+    const { window } = this;
+    if (window < SLOW_START.MAX_WINDOW) {
+      this.window += window < SLOW_START.LIMITED_FROM ? 1 : SLOW_START.LIMITED_FROM / 2 / window;
+    }
     this.heardAlone();
   }
 

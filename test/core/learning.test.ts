@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AIMD } from '../../src/core/learning.js';
 import type { ServerSignal } from '../../src/core/signal.js';
+import { SLOW_START } from '../../src/core/slow-start.js';
 import { createRateLimiter, type Policy, type PolicyInput, perSecond } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { schemeCounter } from '../support/counting-servers.js';
@@ -250,6 +251,23 @@ describe("a slow start and the server's count", () => {
     expect(limiter.policyOf('api').learned).toMatchObject({ limit: window, source: 'start' });
     return setupped;
   }
+
+  it('grows by one per answer up to LIMITED_FROM in flight, then by half of that per window of answers', () => {
+    const { limiter } = started(SLOW_START.LIMITED_FROM);
+    const windowAfter = (answers: number) => {
+      for (let i = 0; i < answers; i++) limiter.observe('api', { kind: 'answered' });
+      return limiter.policyOf('api').learned?.limit;
+    };
+    // 16 answers (a round trip of 16 in flight) add at most 8, not 16; the next 24 about 8
+    // again (doubling: 32, then 56).
+    expect(windowAfter(16)).toBe(22);
+    expect(windowAfter(24)).toBe(30);
+    // All 300 answers of a server of 60 that answers at once leave it near 100, not 316: what
+    // it has out when the first refusal comes back is about a third of a window past the limit.
+    const { limiter: other } = started(1);
+    for (let i = 0; i < 60; i++) other.observe('api', { kind: 'answered' });
+    expect(other.policyOf('api').learned?.limit).toBeLessThan(40);
+  });
 
   it('never has more out than the last count allows, then asks alone until a count is heard', () => {
     const { clock, limiter } = started(16);
