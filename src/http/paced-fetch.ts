@@ -191,8 +191,10 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       '[fetch-pacer] `learn: false` needs `limits`: without them a paced fetch learns the limits from the server',
     );
   }
-  // Slow start for its own keys, not in reject mode (which would refuse what it holds back).
-  const startsSlow = zeroConfig || (ownKeys && slowStart && pacerOptions.mode !== 'reject');
+  // Slow start for its own keys (with a store too: each pacer holds its own requests in
+  // flight), not in reject mode (which would refuse what it holds back).
+  const startsSlow =
+    zeroConfig || (shared === undefined && slowStart && pacerOptions.mode !== 'reject');
   if (zeroConfig && !slowStart) {
     throw new TypeError(
       '[fetch-pacer] `learn.slowStart: false` needs `limits`: without them every key starts slow',

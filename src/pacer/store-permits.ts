@@ -1,6 +1,6 @@
 import type { Decision } from '../core/decision.js';
 import type { PolicySummary, ServerSignal } from '../core/limiter.js';
-import type { UnitCosts } from '../core/units.js';
+import type { Cost, UnitCosts } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
 import type { Permits, SchedulerCore } from './permits.js';
 import { addUnits } from './line.js';
@@ -32,6 +32,19 @@ export class StorePermits implements Permits {
 
   get pending(): number {
     return this.taking;
+  }
+
+  /** Once a key counts requests in flight (a slow start, see `ownRateAllows`): told of each end. */
+  get settles(): boolean {
+    return this.core.limiter.settles;
+  }
+
+  /** A task ended: a slow start of its key has one fewer in flight, and its line looks again. */
+  settled(key: string, cost: Cost): void {
+    const { limiter, waiting } = this.core;
+    if (!limiter.settles) return;
+    limiter.settle(key, cost);
+    if (waiting.line(key) !== undefined) this.core.retime(key);
   }
 
   /** The store's answer times a key: until it is asked, only a known block waits. */
@@ -112,16 +125,17 @@ export class StorePermits implements Permits {
   }
 
   /**
-   * Whether this pacer may ask the store for the head task of `waiting` now, as far as a rate
-   * its limiter learned by AIMD says (the scheduler tells it every signal): each pacer measures
-   * it from its own requests, so the store cannot, and several pacers on one store each find
-   * their share, as TCP flows do. Then one task at a time, and the permit is taken
-   * from that rate first (its pauses and probes); reject mode rejects the task it denies. A
-   * pacer that learned none asks as it is.
+   * Whether this pacer may ask the store for the head task of `waiting` now, as far as what its
+   * limiter measured of the key says (the scheduler tells it every signal): a rate learned by
+   * AIMD, or a slow start (requests in flight). Each pacer measures them from its own requests,
+   * so the store cannot, and several pacers on one store each find their share, as TCP flows
+   * do. Then one task at a time, and the permit is taken from the limiter first (its pauses and
+   * probes, its window); reject mode rejects the task it denies. A pacer that measured nothing
+   * asks as it is.
    */
   private ownRateAllows(waiting: WaitingKey): boolean {
     const { limiter } = this.core;
-    if (limiter.policyOf(waiting.key).learned?.source !== 'rate') return true;
+    if (!gatedBy(limiter.policyOf(waiting.key).learned?.source)) return true;
     const head = waiting.line.head;
     if (head === undefined) return true;
     const own = limiter.tryAcquire(waiting.key, head.units ?? head.cost);
@@ -179,9 +193,11 @@ export class StorePermits implements Permits {
         else this.rejectBlocked(waiting);
         continue;
       }
-      const learnedRate = this.core.limiter.policyOf(waiting.key).learned?.source === 'rate';
-      if (learnedRate && !this.ownRateAllows(waiting)) continue;
-      const batch = this.setAside(waiting, learnedRate ? 1 : Math.min(free, MAX_BATCH));
+      const gated = gatedBy(this.core.limiter.policyOf(waiting.key).learned?.source);
+      if (gated && !this.ownRateAllows(waiting)) continue;
+      const batch = this.setAside(waiting, gated ? 1 : Math.min(free, MAX_BATCH));
+      // A task the store does not start gives its slow start's place back.
+      if (gated) (batch[0] as Task).ownPermit = true;
       this.taking += batch.length;
       const costs = batch.map((task) => this.shared.costOf(task.key, task.units ?? task.cost));
       const answers = this.shared.ask(waiting.key, costs, stopAtDenial);
@@ -302,7 +318,11 @@ export class StorePermits implements Permits {
       this.core.count(0, 1);
       this.core.settle(task, false, new RateLimitError(decision, { key }));
     }
-    for (const task of sorted.starts) this.core.waiting.remove(task);
+    for (const task of sorted.starts) {
+      this.core.waiting.remove(task);
+      task.ownPermit = false;
+    }
+    this.giveBack(batch);
     let due = now;
     const { waitFor } = sorted;
     if (waitFor !== undefined && waiting.line.head === waitFor && !waiting.changedMeanwhile) {
@@ -322,9 +342,19 @@ export class StorePermits implements Permits {
     this.core.flush();
   }
 
+  /** The permits taken from the limiter for tasks of `batch` the store did not start. */
+  private giveBack(batch: readonly Task[]): void {
+    for (const task of batch) {
+      if (task.ownPermit !== true) continue;
+      task.ownPermit = false;
+      if (this.core.limiter.settles) this.core.limiter.settle(task.key, task.units ?? task.cost);
+    }
+  }
+
   /** The store failed for good (it retries on its own first): the batch rejects with its error. */
   private failed(waiting: WaitingKey, batch: readonly Task[], error: unknown): void {
     this.taking -= batch.length;
+    this.giveBack(batch);
     if (this.core.disposed) return;
     for (const task of batch) {
       if (task.state !== 'queued') continue;
@@ -350,4 +380,9 @@ export class StorePermits implements Permits {
     else this.core.waiting.retimeKey(key);
     this.core.flush();
   }
+}
+
+/** Learned sources that gate a store's asks (see `StorePermits.ownRateAllows`). */
+function gatedBy(source: string | undefined): boolean {
+  return source === 'rate' || source === 'start';
 }
