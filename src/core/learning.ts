@@ -229,6 +229,7 @@ export function applySignal(
       const state = states.stateOf(key);
       const sentAt = signal.sentAt ?? now;
       if (state instanceof WithLearned) state.admittedAt = now;
+      // Counted in a rate's sample only if sent after the last refusal that taught one.
       if (state instanceof WithLearned && sentAt >= state.lastRefusalAt) {
         if (state.admitted++ === 0) state.firstAdmittedAt = sentAt;
         const counter = state.learned?.counter;
@@ -335,7 +336,8 @@ function disprovesWindow(
   ends: number,
 ): boolean {
   const state = states.stateOf(key);
-  const learned = state instanceof WithLearned ? state.learned : undefined;
+  if (!(state instanceof WithLearned)) return false;
+  const { learned } = state;
   const run = learned?.run;
   if (learned === undefined || run === undefined) return false;
   if (remaining >= run.remaining) {
@@ -345,7 +347,7 @@ function disprovesWindow(
   }
   run.remaining = remaining;
   const { limit, windowMs } = learned.policy;
-  if (ends - run.ends <= 1.5 * windowMs + 100 || !(state instanceof WithLearned)) return false;
+  if (ends - run.ends <= 1.5 * windowMs + 100) return false;
   state.resetsRefill = true;
   learned.run = undefined;
   const windowOfLimit = ((ends - now) * limit) / (limit - remaining);

@@ -4,9 +4,9 @@ import { allow, type Decision, deny } from './decision.js';
 /**
  * A key never heard from (a paced fetch's, configured or not): as TCP's slow start, one request
  * in flight until the first answer, then one more per answer that was not a refusal (the window
- * doubles every round trip) up to `LIMITED_FROM`, slower past it, halved by a refusal. It paces nothing by time: the server's first
- * word (an advertised policy, a refusal that teaches a rate, or an answer that confirms the
- * key's own limit) replaces or ends it (learning.ts). A server's count (`remaining`) bounds it
+ * doubles every round trip) up to `LIMITED_FROM`, slower past it, halved by a refusal. It paces
+ * nothing by time: the server's first word (an advertised policy, a refusal that teaches a
+ * rate, or an answer that confirms the key's own limit) replaces or ends it (learning.ts). A server's count (`remaining`) bounds it
  * meanwhile: it never sends more than the last count still allows, so a window that opened at
  * its first request is not overrun while it grows (fastify's whole-second reset states no
  * window to learn: the slow start doubled past 60 and earned 36 refusals).

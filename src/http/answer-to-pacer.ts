@@ -25,8 +25,9 @@ export interface ApplyOptions {
   /** Pacer time the request was sent (the task's start). */
   readonly sentAt?: number;
   /**
-   * The pacer's permits are its limiter's (a paced fetch's own pacer, no store): a rate AIMD
-   * learned there paces the key, so a bare "too fast" under it is the pacer's to explain.
+   * The pacer is the paced fetch's own (not a shared one): a rate AIMD learned in its limiter
+   * paces the key (with a store too, which it is asked after, see `StorePermits`), so a bare
+   * "too fast" under it is the pacer's to explain.
    */
   readonly pacesRefusals?: boolean;
 }

@@ -2,7 +2,7 @@ import type { Decision } from '../core/decision.js';
 import type { ServerSignal } from '../core/signal.js';
 import type { Cost, UnitCosts, UnitInspection } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
-import type { Permits, SchedulerCore } from './permits.js';
+import { type Permits, type SchedulerCore, settleAtEnd } from './permits.js';
 import { denyBehind, inspectKey, project, projectUnits } from './projection.js';
 import type { Task, TaskOptions } from './task.js';
 import type { KeyInspection } from './types.js';
@@ -174,10 +174,7 @@ export class LocalPermits implements Permits {
    * re-timed.
    */
   settled(key: string, cost: Cost): void {
-    const { limiter, waiting } = this.core;
-    if (!limiter.settles) return;
-    limiter.settle(key, cost);
-    if (waiting.line(key) !== undefined) this.core.retime(key);
+    settleAtEnd(this.core, key, cost);
   }
 
   observe(_key: string, _signal: ServerSignal): void {}

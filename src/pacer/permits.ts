@@ -104,3 +104,15 @@ export interface SchedulerCore {
 
 /** Makes the permit source of a pacer whose options name `store` (see `defineStore`). */
 export type PermitsFactory = (core: SchedulerCore, store: Store) => Permits;
+
+/**
+ * A task of `key` ended: a state that counts permits until their answer (`arrival-safe`, a
+ * slow start) counts them from now, and the waiting tasks of the key, due "at the next
+ * answer", are re-timed. Both permit sources settle this way.
+ */
+export function settleAtEnd(core: SchedulerCore, key: string, cost: Cost): void {
+  const { limiter, waiting } = core;
+  if (!limiter.settles) return;
+  limiter.settle(key, cost);
+  if (waiting.line(key) !== undefined) core.retime(key);
+}

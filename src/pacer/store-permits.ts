@@ -2,7 +2,7 @@ import type { Decision } from '../core/decision.js';
 import type { PolicySummary, ServerSignal } from '../core/limiter.js';
 import type { Cost, UnitCosts } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
-import type { Permits, SchedulerCore } from './permits.js';
+import { type Permits, type SchedulerCore, settleAtEnd } from './permits.js';
 import { addUnits } from './line.js';
 import { projectFrom, projectRest } from './projection.js';
 import { isPromise, MAX_BATCH, StoreLink, sortAnswers } from './store-link.js';
@@ -41,10 +41,7 @@ export class StorePermits implements Permits {
 
   /** A task ended: a slow start of its key has one fewer in flight, and its line looks again. */
   settled(key: string, cost: Cost): void {
-    const { limiter, waiting } = this.core;
-    if (!limiter.settles) return;
-    limiter.settle(key, cost);
-    if (waiting.line(key) !== undefined) this.core.retime(key);
+    settleAtEnd(this.core, key, cost);
   }
 
   /** The store's answer times a key: until it is asked, only a known block waits. */
@@ -125,20 +122,18 @@ export class StorePermits implements Permits {
   }
 
   /**
-   * Whether this pacer may ask the store for the head task of `waiting` now, as far as what its
-   * limiter measured of the key says (the scheduler tells it every signal): a rate learned by
-   * AIMD, or a slow start (requests in flight). Each pacer measures them from its own requests,
+   * Whether this pacer may ask the store for the head task of `waiting` now, for a key its
+   * limiter measured something of (`gatedBy`; the scheduler tells it every signal): a rate
+   * learned by AIMD, or a slow start (requests in flight). Each pacer measures them from its own requests,
    * so the store cannot, and several pacers on one store each find their share, as TCP flows
    * do. Then one task at a time, and the permit is taken from the limiter first (its pauses and
    * probes, its window); reject mode rejects the task it denies. A pacer that measured nothing
    * asks as it is.
    */
   private ownRateAllows(waiting: WaitingKey): boolean {
-    const { limiter } = this.core;
-    if (!gatedBy(limiter.policyOf(waiting.key).learned?.source)) return true;
     const head = waiting.line.head;
     if (head === undefined) return true;
-    const own = limiter.tryAcquire(waiting.key, head.units ?? head.cost);
+    const own = this.core.limiter.tryAcquire(waiting.key, head.units ?? head.cost);
     if (own.allowed) return true;
     if (this.core.options.mode === 'reject') {
       this.core.waiting.remove(head);
