@@ -106,6 +106,10 @@ export class WithLearned implements Strategy {
     if (!configured.allowed) return combine([configured, verdict]);
     const taken = part.tryAcquire(now, charge);
     if (part instanceof AdaptiveRate && part.ratePerMs >= this.configuredPerMs) {
+      // Back at its own rate: the key goes on from what the learned rate left it. What its own
+      // bucket refilled meanwhile was never the server's to give (the server saw the key send
+      // all along): spent at once, it was a burst into a sliding log's window.
+      this.base.lowerRemaining(now, part.level(now));
       this.learned = undefined;
     }
     return combine([configured, taken]);

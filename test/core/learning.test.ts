@@ -576,6 +576,26 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     expect(drain(limiter, 'a')).toBe(100);
   });
 
+  it('hands the key back to its own policy with nothing saved: no burst of what its own bucket refilled while the learned rate held it', () => {
+    const { clock, limiter } = setup(perSecond(100));
+    strike(limiter, 'a');
+    let taken = 0;
+    while (limiter.policyOf('a').learned !== undefined && clock.now() < 3 * AIMD.RAISE_MS) {
+      const decision = limiter.tryAcquire('a');
+      if (decision.allowed) {
+        taken++;
+        limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+      } else clock.advance(decision.retryAfterMs);
+    }
+    expect(limiter.policyOf('a').learned).toBeUndefined();
+    // Not vacuous: the learned rate held the key (at 50-95/s) while its bucket of 100 refilled.
+    expect(taken).toBeGreaterThan(500);
+    // At its own rate from an empty bucket: one permit per 10 ms, as the server just saw.
+    expect(drain(limiter, 'a')).toBeLessThanOrEqual(1);
+    clock.advance(100);
+    expect(drain(limiter, 'a')).toBeLessThanOrEqual(11);
+  });
+
   it('admitted only after refused probes (a window that was spent), keeps below its sample, raises that ceiling by RAISE after RAISE_MS, and by more each DOUBLE_MS after while nothing refuses', () => {
     // 60 admitted at once, then refusals: 60 per second (at least SEED_MS of sample).
     const key = afterWallOf60();
