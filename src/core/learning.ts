@@ -320,7 +320,15 @@ export function applySignal(
     states.blockUntil(key, ends);
     return;
   }
-  states.stateFor(key, now)?.lowerRemaining(now, remaining);
+  const state = states.stateFor(key, now);
+  const counter = state instanceof WithLearned ? state.learned?.counter : undefined;
+  if (counter instanceof SlowStart && signal.kind === 'quota' && signal.sentAt !== undefined) {
+    // The slow start reads a count with the time its request was sent (see `SlowStart.count`).
+    (state as WithLearned).base.lowerRemaining(now, remaining);
+    counter.count(remaining, signal.sentAt);
+    return;
+  }
+  state?.lowerRemaining(now, remaining);
 }
 
 /**

@@ -22,6 +22,12 @@ export interface QuotaSignal {
   readonly limit?: number | undefined;
   /** The unit counted (`'tokens'`), for a key with limits per unit. @default its main unit */
   readonly unit?: string | undefined;
+  /**
+   * Ticker time the answered request was sent. A slow start believes the count of the request
+   * sent last over earlier ones, even when it is higher (the server's window reset); without
+   * it a count only lowers what the slow start allows.
+   */
+  readonly sentAt?: number | undefined;
 }
 
 /**

@@ -35,6 +35,11 @@ export class SlowStart implements Strategy {
   private lastAt = Number.NEGATIVE_INFINITY;
   /** Sends the server's last count still allows; unbounded until a count is heard. */
   private allowance = Number.POSITIVE_INFINITY;
+  /** When the latest-sent request whose count was heard was sent (see `count`). */
+  private countSentAt = Number.NEGATIVE_INFINITY;
+  /** The count that set `allowance`, and the most requests in flight since (see `count`). */
+  private allowedBy = Number.POSITIVE_INFINITY;
+  private peakOpen = 0;
   /**
    * When a request went alone past the window or the count: the next one past them waits for
    * its answer (which the pacer reads only after the request settled and its slot freed), or
@@ -52,6 +57,7 @@ export class SlowStart implements Strategy {
     if (decision.allowed) {
       if (cost > this.room()) this.aloneAt = now;
       this.open += cost;
+      if (this.open > this.peakOpen) this.peakOpen = this.open;
       this.lastAt = now;
       this.allowance = cost < this.allowance ? this.allowance - cost : 0;
     }
@@ -90,16 +96,32 @@ export class SlowStart implements Strategy {
     return at > now ? at : now;
   }
 
-  /**
-   * The server admits `remaining` more: it counted every request that arrived before the one
-   * answered, and any request still in flight may arrive after it, so those are spent of it.
-   * Answers arrive out of order, so a count only lowers what is allowed, except one heard with
-   * nothing in flight (the request that went alone): it is the server's latest word, and says
-   * when a window has reset.
-   */
+  /** The server admits `remaining` more, said of a request whose send time is unknown (see `count`). */
   lowerRemaining(_now: number, remaining: number): void {
+    this.count(remaining, Number.NEGATIVE_INFINITY);
+  }
+
+  /**
+   * The server admits `remaining` more, said of a request sent at `sentAt`: it counted every
+   * request that arrived before that one, and any request still in flight may arrive after it,
+   * so those are spent of it. Answers arrive out of order, so a count only lowers what is
+   * allowed, except one heard with nothing in flight (the request that went alone), or the
+   * count of a request sent after every one whose count was heard before that is higher than
+   * the count that set the allowance by more than the requests in flight since: within one
+   * window, a request that overtook others on the way reads at most that many more; beyond,
+   * the server's window reset. (Held to lower counts, a key went one request at a time for
+   * about 150 ms of every window of rate-limiter-flexible's, until an answer came alone.)
+   */
+  count(remaining: number, sentAt: number): void {
     const left = remaining > this.open ? remaining - this.open : 0;
-    if (this.open === 0 || left < this.allowance) this.allowance = left;
+    const latest = sentAt > this.countSentAt;
+    if (latest) this.countSentAt = sentAt;
+    const reset = latest && remaining > this.allowedBy + this.peakOpen;
+    if (this.open === 0 || reset || left < this.allowance) {
+      this.allowance = left;
+      this.allowedBy = remaining;
+      this.peakOpen = this.open;
+    }
     this.heardAlone();
   }
 

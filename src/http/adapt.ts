@@ -73,14 +73,18 @@ const PROBE_FORGOTTEN_MS = 10 * PROBE_MS;
  * The RateLimit headers of an answer as a signal: an advertised policy (`limit` per `windowMs`)
  * when the server sent one and the paced fetch learns, else its count alone.
  */
-export function signalOf(quota: ServerQuota, learning: boolean): ServerSignal {
+export function signalOf(
+  quota: ServerQuota,
+  learning: boolean,
+  sentAt: number | undefined,
+): ServerSignal {
   const { remaining, resetMs, limit, windowMs, inferred } = quota;
   if (learning && limit !== undefined && windowMs !== undefined) {
     return { kind: 'policy', limit, windowMs, remaining, resetMs, inferred };
   }
   return learning && limit !== undefined
-    ? { kind: 'quota', remaining, resetMs, limit }
-    : { kind: 'quota', remaining, resetMs };
+    ? { kind: 'quota', remaining, resetMs, limit, sentAt }
+    : { kind: 'quota', remaining, resetMs, sentAt };
 }
 
 /**
@@ -123,8 +127,8 @@ const probers = new WeakMap<Pacer, Prober>();
  * What a paced fetch tells its pacer of an answer of `key`: its RateLimit headers (`quota`, if
  * read and usable) as a signal, and with `learning` a refusal without any header or Retry-After
  * (`refused`: the server said only "too fast", AIMD) and the end of a probe. (A refusal with a
- * Retry-After says when to come back, which the key's block does.) Returns nothing, for
- * `return heard(...)`.
+ * Retry-After says when to come back, which the key's block does.) `sentAt`: pacer time the
+ * request was sent (see `QuotaSignal.sentAt`). Returns nothing, for `return heard(...)`.
  */
 export function heard(
   pacer: Pacer,
@@ -132,14 +136,15 @@ export function heard(
   quota: ServerQuotaReport | undefined,
   refused: boolean,
   learning: boolean,
+  sentAt?: number,
 ): undefined {
   if (!learning) {
-    if (quota !== undefined) pacer.observe(key, signalOf(quota, false));
+    if (quota !== undefined) pacer.observe(key, signalOf(quota, false, sentAt));
     return;
   }
   const probed = probers.get(pacer)?.answered(key) === true;
   if (quota !== undefined) {
-    const signal = signalOf(quota, true);
+    const signal = signalOf(quota, true, sentAt);
     pacer.observe(key, signal);
     // An advertised policy replaces the probe (and any learned rate).
     if (signal.kind === 'policy') return;

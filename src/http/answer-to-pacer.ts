@@ -58,7 +58,9 @@ export function applyServerAnswer(
     // A wait the server stated is its own word on when it counts afresh: the refusal's count
     // (nothing left) and reset (a whole Unix second, up to a second later) would only hold the
     // key longer than it asked (rate-limiter-flexible: 1.3 s past a Retry-After of 0.05).
-    if (quota !== undefined && !refusal.explained) pacer.observe(key, signalOf(quota, false));
+    if (quota !== undefined && !refusal.explained) {
+      pacer.observe(key, signalOf(quota, false, options.sentAt));
+    }
     endProbe(pacer, key);
     // Without a wait, AIMD; zero configuration's first rate is the sample's (see `refused`).
     const { sentAt } = options;
@@ -83,6 +85,7 @@ export function applyServerAnswer(
       quota as ServerQuotaReport | undefined,
       refusal !== undefined,
       options.learning,
+      options.sentAt,
     );
     // Each admitted request: a sample of the rate the next refusal teaches, and zero
     // configuration's slow start grows by one.

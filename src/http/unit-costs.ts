@@ -42,7 +42,7 @@ export function applyUnitQuotas(
       source: bucket === true ? 'openai' : 'ietf',
       resetFull: bucket,
     }) as ServerQuotaReport;
-    const signal = signalOf(quotaForCore(report, false), learning);
+    const signal = signalOf(quotaForCore(report, false), learning, undefined);
     if (signal.kind === 'policy') {
       pacer.observe(key, bucket === true ? { ...signal, unit, bucket } : { ...signal, unit });
     } else if (signal.kind === 'quota') pacer.observe(key, { ...signal, unit });

@@ -340,6 +340,43 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     expect(limiter.tryAcquire('api').allowed).toBe(true);
   });
 
+  it("lets a slow start's allowance rise with the count of the request sent last: the server's window reset, though answers of the old one come late", () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    limiter.observe('api', { kind: 'start' });
+    // Grown to 30 in flight, by answers that named no count.
+    while ((limiter.policyOf('api').learned?.limit ?? 0) < 30) {
+      limiter.tryAcquire('api');
+      limiter.settle('api');
+      limiter.observe('api', { kind: 'answered', sentAt: clock.now() });
+    }
+    // Ten in flight, sent 100-109 ms, across the end of the server's window of 20.
+    const sent: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      clock.set(100 + i);
+      expect(limiter.tryAcquire('api').allowed).toBe(true);
+      sent.push(clock.now());
+    }
+    const answer = (sentAt: number, remaining: number) => {
+      limiter.settle('api');
+      limiter.observe('api', { kind: 'quota', remaining, sentAt });
+    };
+    clock.set(150);
+    answer(sent[5] as number, 2); // the old window's last: 9 in flight may take those 2
+    expect(limiter.peek('api').allowed).toBe(false);
+    answer(sent[8] as number, 19); // sent later, counted in the new window: 19 left, 8 in flight
+    answer(sent[1] as number, 5); // an answer of the old window, read late, is no newer word...
+    answer(sent[9] as number, 18); // ...and the next of the new window says so
+    // 18 left, the 6 in flight may take 6 of them: 12, once its own bucket (which the count of
+    // 2 lowered) refilled. (Counts that only lowered held it at 0 until an answer came with
+    // nothing in flight.)
+    clock.set(180);
+    expect(drain(limiter, 'api')).toBe(12);
+    // Without a send time (a count of unknown age), a count only lowers.
+    limiter.settle('api');
+    limiter.observe('api', { kind: 'quota', remaining: 19 });
+    expect(drain(limiter, 'api')).toBe(0);
+  });
+
   it('keeps counting the permits in use after a wait that may be for one permit (a bucket)', () => {
     // Nothing named: the wait is the server's for its next permit, not a fresh window.
     const { clock, limiter } = setup(OWN);
