@@ -94,8 +94,8 @@ export function renderReport(out) {
     '',
     resultTable,
     '',
-    'Refused: every 429 (or 503) on the wire, retries included; after 2 s: those of them answered more than two windows after the start (the issue allows refusals in the first two only). Failed: calls whose final answer was not a 200 (refused after the retries, or an error). x ideal: makespan (all calls handed over at once, to the last one settled) against the fastest schedule the published limit allows, network not included (through the proxy the last answer comes one round trip later, 65 ms on average). Rate after 2 s: the 200s answered more than two windows after the start, per second until the last answer, against the published rate (the issue asks 0.9x of it for a generous or unconfigured client); ' -
-      ' for a run shorter than 3 s.',
+    'Refused: every 429 (or 503) on the wire, retries included; after 2 s: those of them answered more than two windows after the start (the issue allows refusals in the first two only). Failed: calls whose final answer was not a 200 (refused after the retries, or an error). x ideal: makespan (all calls handed over at once, to the last one settled) against the fastest schedule the published limit allows, network not included (through the proxy the last answer comes one round trip later, 65 ms on average). Rate after 2 s: the 200s answered more than two windows after the start, per second until the last answer, against the published rate (the issue asks 0.9x of it for a generous or unconfigured client); ' +
+      '"-" for a run shorter than 3 s.',
     '',
     '### Configurations',
     '',
