@@ -70,6 +70,12 @@ export class WithLearned implements Strategy {
   resetsRefill = false;
   /** When the server last admitted a request of the key (an `answered` signal), if since `heardSince`. */
   admittedAt = Number.NEGATIVE_INFINITY;
+  /**
+   * The server's counts confirmed the key's own limit (a window inferred for it, see
+   * `applySignal`), so the key kept its own policy: a refusal with a wait then says that its
+   * own accounting let arrivals bunch past that limit, not that its rate is wrong (see `refused`).
+   */
+  confirmed = false;
 
   constructor(
     readonly base: Strategy,
@@ -255,7 +261,11 @@ export function applySignal(
     signal.kind === 'policy' &&
     signal.inferred === true &&
     states.compiled(key).limit === signal.limit;
-  if (confirms) endSlowStart(states, key);
+  if (confirms) {
+    endSlowStart(states, key);
+    const state = states.stateOf(key);
+    if (state instanceof WithLearned) state.confirmed = true;
+  }
   if (signal.kind === 'policy' && !confirms) {
     const state = states.stateOf(key);
     const refills =
@@ -429,6 +439,7 @@ function refused(
     // middle of that second. An estimate too fast is measured again by the refusal it earns; one
     // too slow would stay so (the earliest made too many refusals, the latest stayed slow:
     // measure:arrivals).
+    if (learning.confirmed && adoptOwnArrivalSafe(states, key, now)) return;
     const earliest = wait >= 1_000 && wait % 1_000 === 0 ? wait - 500 : wait;
     const windowMs = now + earliest - firstAdmittedAt;
     if (admitted >= MIN_SAMPLE && windowMs >= 1) {
@@ -482,6 +493,22 @@ function refused(
     policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
     openedAt: Number.NEGATIVE_INFINITY,
   };
+}
+
+/**
+ * A key whose own limit the server confirmed, refused with a wait: its own policy, whose
+ * accounting let the network bunch arrivals past the limit (a sliding log counted at the send,
+ * a bucket's burst), is learned as the server's, counted arrival-safe where the pacer hears
+ * every answer (see `adopt`). Learning the refusal's sample instead read @fastify/rate-limit's
+ * whole-second `Retry-After: 1` at a window's edge as 59 per 1.5 s, and held a sliding log of
+ * its limit to 0.6x of it for good. False when there is nothing to learn.
+ */
+function adoptOwnArrivalSafe(states: KeyStates, key: string, now: number): boolean {
+  if (!states.answered()) return false;
+  const { limit, policies } = states.compiled(key);
+  const own = policies.find((policy) => policy.limit === limit);
+  if (own === undefined || own.algorithm === 'arrival-safe') return false;
+  return adopt(states, key, now, own.limit, own.windowMs, 'server') !== undefined;
 }
 
 /**
