@@ -12,6 +12,33 @@ import { isUnitLimits } from '../core/units.js';
 export function arrivalSafeByDefault(
   limits: PolicyInput | PolicyResolver | undefined,
 ): PolicyInput | PolicyResolver | undefined {
+  return mapInputs(limits, arrivalSafeInput);
+}
+
+/**
+ * A store's `limits` (shared by every tab or process) count what a shared bucket can: a policy
+ * that names no algorithm is a GCRA of its rate without a burst, one permit every `windowMs /
+ * limit`. A store counts at the send and never hears the answers, so it cannot count
+ * `arrival-safe`; the default token bucket let its first window's burst and then its refill
+ * through, twice the limit in one window, which HAProxy's sliding-window counter and nginx
+ * refuse (three processes on one Redis store: 17-48 and 13-26 refusals in 300 calls,
+ * `npm run bench:servers:store`). Spaced, no window holds more than the limit as a server counts
+ * at the send; the price is the first window's burst. A `burst` up to the limit says the
+ * server takes bursts, and is kept. Limits per unit pass unchanged.
+ */
+export function spacedForStores(
+  limits: PolicyInput | PolicyResolver | undefined,
+): PolicyInput | PolicyResolver | undefined {
+  return mapInputs(limits, (input) =>
+    isUnitLimits(input) ? input : mapPolicies(input as Policy | readonly Policy[], spaced),
+  );
+}
+
+/** `map` on `limits`, or on what a resolver returns (once per distinct input object). */
+function mapInputs(
+  limits: PolicyInput | PolicyResolver | undefined,
+  map: (input: PolicyInput) => PolicyInput,
+): PolicyInput | PolicyResolver | undefined {
   if (typeof limits === 'function') {
     const resolved = new WeakMap<object, PolicyInput>();
     return (key) => {
@@ -19,13 +46,13 @@ export function arrivalSafeByDefault(
       if (typeof input !== 'object' || input === null) return input;
       let mapped = resolved.get(input);
       if (mapped === undefined) {
-        mapped = arrivalSafeInput(input);
+        mapped = map(input);
         resolved.set(input, mapped);
       }
       return mapped;
     };
   }
-  return limits === undefined ? limits : arrivalSafeInput(limits);
+  return limits === undefined ? limits : map(limits);
 }
 
 /**
@@ -43,7 +70,23 @@ function arrivalSafeInput(input: PolicyInput): PolicyInput {
 }
 
 function arrivalSafePolicies(input: Policy | readonly Policy[]): Policy | readonly Policy[] {
-  return Array.isArray(input) ? input.map(arrivalSafe) : arrivalSafe(input as Policy);
+  return mapPolicies(input, arrivalSafe);
+}
+
+function mapPolicies(
+  input: Policy | readonly Policy[],
+  map: (policy: Policy) => Policy,
+): Policy | readonly Policy[] {
+  return Array.isArray(input) ? input.map(map) : map(input as Policy);
+}
+
+function spaced(policy: Policy): Policy {
+  if (typeof policy !== 'object' || policy === null || policy.algorithm !== undefined) {
+    return policy;
+  }
+  const { burst, limit } = policy;
+  if (burst !== undefined) return burst <= limit ? { ...policy, algorithm: 'gcra' } : policy;
+  return { ...policy, algorithm: 'gcra', burst: 1 };
 }
 
 function arrivalSafe(policy: Policy): Policy {

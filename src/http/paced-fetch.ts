@@ -7,7 +7,7 @@ import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
 import { adapterOf, type LearnOptions, resolveLearn, START } from './adapt.js';
 import { applyServerAnswer } from './answer-to-pacer.js';
 import { readBodyHintText } from './body-hint.js';
-import { arrivalSafeByDefault } from './fetch-policy.js';
+import { arrivalSafeByDefault, spacedForStores } from './fetch-policy.js';
 import { isRefusal, mayRetry, type RetryOptions, refusalOf, resolveRetry } from './retry-policy.js';
 import { readServerAnswer, type ServerAnswer } from './server-answer.js';
 import { type ActualCost, adjustToActual, applyUnitQuotas } from './unit-costs.js';
@@ -205,15 +205,15 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
     shared ??
     createPacer({
       ...pacerOptions,
-      // A store counts at the send with its own algorithms (see `arrivalSafeByDefault`).
-      // With a `cost` function, a cost may come in units: each of the LLM APIs' is learned.
+      // A store counts at the send, spaced (see `spacedForStores`). With a `cost` function, a
+      // cost may come in units: each of the LLM APIs' is learned.
       limits: zeroConfig
         ? costOf === undefined
           ? UNCONFIGURED
           : UNCONFIGURED_UNITS
         : pacerOptions.store === undefined
           ? arrivalSafeByDefault(pacerOptions.limits)
-          : pacerOptions.limits,
+          : spacedForStores(pacerOptions.limits),
     } as PacerOptions);
   const retry = resolveRetry(retryOptions);
   const send: FetchFunction = fetchImpl ?? ((request) => globalThis.fetch(request));

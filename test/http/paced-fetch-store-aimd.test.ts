@@ -73,6 +73,50 @@ describe('paced fetches sharing a store, against a server that answers a bare 42
   });
 });
 
+// The same three, configured to the server's published limit: a store counts at the send and
+// never hears the answers, so `perSecond(60)` with a store is spaced (a GCRA without a burst),
+// not a token bucket, which let its first burst and its refill through, twice the limit in the
+// first window (real HAProxy and nginx, three processes on one Redis store: 17-32 and 13-23
+// refusals in 300 calls; `npm run bench:servers:store`). No network delay here: spaced sends
+// bunched by jitter are the part only arrival-safe counting covers, and a store cannot.
+describe('paced fetches sharing a store, configured to the published limit', () => {
+  it.each([
+    {
+      name: 'HAProxy-like, refusals counted',
+      scheme: { scheme: 'sliding-window', countsRefused: true },
+    },
+    { name: 'sliding log', scheme: { scheme: 'sliding-log' } },
+    { name: 'fixed window', scheme: { scheme: 'fixed-window' } },
+  ] as const)('earn no refusal ($name)', async ({ scheme }) => {
+    const clock = createManualClock();
+    const backend = countingServer({
+      clock,
+      ...(scheme as Pick<CountingServerOptions, 'scheme'>),
+      limit: 60,
+      windowMs: 1_000,
+      dialect: 'none',
+    });
+    server.use(backend.handler);
+    const net = network({ clock, delayMs: [0, 0], seed: 7 });
+    const fake = fakeStore({ now: clock.now });
+    const clients = [1, 2, 3].map(() =>
+      createPacedFetch({ limits: perSecond(60), store: fake.store, fetch: net.fetch, clock }),
+    );
+    const { statuses, done, all } = trackCalls(
+      Array.from({ length: 300 }, (_, i) =>
+        (clients[i % 3] as (typeof clients)[0])(`${ORIGIN}/n/${i}`),
+      ),
+    );
+    await driveNetwork(clock, net, done, 600_000);
+    await all;
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(backend.refusals()).toBe(0);
+    // Spaced at the published rate: 300 calls in about 5 s (4 s bursting every window).
+    const admitted = backend.hits.map((hit) => hit.at);
+    expect(Math.max(...admitted)).toBeLessThan(5_500);
+  });
+});
+
 describe("a store-backed pacer's rate learned by AIMD", () => {
   async function learnedOn(mode: 'queue' | 'reject') {
     const clock = createManualClock();
