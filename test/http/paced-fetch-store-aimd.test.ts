@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { AIMD } from '../../src/core/adaptive-rate.js';
+import type { PolicyInput } from '../../src/core/compile.js';
 import { perSecond } from '../../src/core/policy.js';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { createPacer, type Pacer, RateLimitError } from '../../src/pacer/index.js';
@@ -18,6 +19,39 @@ import { server } from '../support/msw.js';
 
 const ORIGIN = 'https://api.test';
 
+/**
+ * Three paced fetches sharing one fake store, `options` each, hand 300 calls (in turn) to a
+ * bare-429 server of 60 per second counting with `scheme`, through `delayMs` each way.
+ */
+async function threeOnOneStore(
+  scheme: Pick<CountingServerOptions, 'scheme' | 'burst' | 'countsRefused'>,
+  delayMs: readonly [number, number],
+  limits: PolicyInput,
+) {
+  const clock = createManualClock();
+  const backend = countingServer({ clock, ...scheme, limit: 60, windowMs: 1_000, dialect: 'none' });
+  server.use(backend.handler);
+  const net = network({ clock, delayMs, seed: 7 });
+  const fake = fakeStore({ now: clock.now });
+  const clients = [1, 2, 3].map((seed) =>
+    createPacedFetch({
+      limits,
+      store: fake.store,
+      fetch: net.fetch,
+      clock,
+      retry: { random: seededRandom(seed) },
+    }),
+  );
+  const { statuses, done, all } = trackCalls(
+    Array.from({ length: 300 }, (_, i) =>
+      (clients[i % 3] as (typeof clients)[0])(`${ORIGIN}/n/${i}`),
+    ),
+  );
+  await driveNetwork(clock, net, done, 600_000);
+  await all;
+  return { backend, statuses };
+}
+
 // Three paced fetches (processes, tabs) share a store with the real shared-bucket arithmetic
 // (the fake store; its Lua twin is property-tested against it in test/stores/redis.test.ts),
 // each configured 10x too generous, against a server of 60 per second that answers a bare 429
@@ -34,33 +68,10 @@ describe('paced fetches sharing a store, against a server that answers a bare 42
       scheme: { scheme: 'sliding-window', countsRefused: true },
     },
   ] as const)('lose no call ($name), each pacing by the rate it learned', async ({ scheme }) => {
-    const clock = createManualClock();
-    const backend = countingServer({
-      clock,
-      ...(scheme as Pick<CountingServerOptions, 'scheme'>),
-      limit: 60,
+    const { backend, statuses } = await threeOnOneStore(scheme, [5, 60], {
+      limit: 600,
       windowMs: 1_000,
-      dialect: 'none',
     });
-    server.use(backend.handler);
-    const net = network({ clock, delayMs: [5, 60], seed: 7 });
-    const fake = fakeStore({ now: clock.now });
-    const clients = [1, 2, 3].map((seed) =>
-      createPacedFetch({
-        limits: { limit: 600, windowMs: 1_000 },
-        store: fake.store,
-        fetch: net.fetch,
-        clock,
-        retry: { random: seededRandom(seed) },
-      }),
-    );
-    const { statuses, done, all } = trackCalls(
-      Array.from({ length: 300 }, (_, i) =>
-        (clients[i % 3] as (typeof clients)[0])(`${ORIGIN}/n/${i}`),
-      ),
-    );
-    await driveNetwork(clock, net, done, 600_000);
-    await all;
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
     const refused = backend.hits.filter((hit) => hit.status !== 200);
     // Each pacer starts slow (its own requests in flight) and finds its share by AIMD: 23-62
@@ -88,27 +99,7 @@ describe('paced fetches sharing a store, configured to the published limit', () 
     { name: 'sliding log', scheme: { scheme: 'sliding-log' } },
     { name: 'fixed window', scheme: { scheme: 'fixed-window' } },
   ] as const)('earn no refusal ($name)', async ({ scheme }) => {
-    const clock = createManualClock();
-    const backend = countingServer({
-      clock,
-      ...(scheme as Pick<CountingServerOptions, 'scheme'>),
-      limit: 60,
-      windowMs: 1_000,
-      dialect: 'none',
-    });
-    server.use(backend.handler);
-    const net = network({ clock, delayMs: [0, 0], seed: 7 });
-    const fake = fakeStore({ now: clock.now });
-    const clients = [1, 2, 3].map(() =>
-      createPacedFetch({ limits: perSecond(60), store: fake.store, fetch: net.fetch, clock }),
-    );
-    const { statuses, done, all } = trackCalls(
-      Array.from({ length: 300 }, (_, i) =>
-        (clients[i % 3] as (typeof clients)[0])(`${ORIGIN}/n/${i}`),
-      ),
-    );
-    await driveNetwork(clock, net, done, 600_000);
-    await all;
+    const { backend, statuses } = await threeOnOneStore(scheme, [0, 0], perSecond(60));
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
     expect(backend.refusals()).toBe(0);
     // Spaced at the published rate: 300 calls in about 5 s (4 s bursting every window).
