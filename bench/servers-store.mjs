@@ -21,6 +21,7 @@ import { createClient } from 'redis';
 import { killChildren, runChild } from './lib/child.mjs';
 import { ensureDebianPackage } from './lib/debian.mjs';
 import { startDelayProxy } from './lib/delay-proxy.mjs';
+import { redisServerArgs } from './lib/redis-server.mjs';
 import { freePort, stopProcess } from './lib/server-process.mjs';
 import { num, renderTable } from './lib/table.mjs';
 import { sleep } from './lib/timing.mjs';
@@ -66,22 +67,7 @@ async function startRedis() {
   ensureDebianPackage('redis-server', '/usr/bin/redis-server');
   const port = await freePort();
   const dir = mkdtempSync(join(os.tmpdir(), 'fetch-pacer-bench-redis-'));
-  const child = spawn(
-    '/usr/bin/redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-    ],
-    { stdio: 'ignore' },
-  );
+  const child = spawn('/usr/bin/redis-server', redisServerArgs(port, dir), { stdio: 'ignore' });
   cleanups.push(async () => {
     await stopProcess(child);
     rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { redisServerArgs } from '../../bench/lib/redis-server.mjs';
 
 /** A free loopback port (asked of the OS, then released for the server to take). */
 export function freePort(): Promise<number> {
@@ -37,17 +38,7 @@ export async function startRedisServer(): Promise<RedisServer> {
 
   const start = () =>
     new Promise<void>((resolve, reject) => {
-      const args = [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-      ];
-      const spawned = spawn('redis-server', [...args, '--dir', dir], {
+      const spawned = spawn('redis-server', redisServerArgs(port, dir), {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child = spawned;
