@@ -147,9 +147,9 @@ export class WithLearned implements Strategy {
     return learned > at ? learned : at;
   }
 
-  lowerRemaining(now: number, remaining: number): void {
+  lowerRemaining(now: number, remaining: number, sentAt?: number): void {
     this.base.lowerRemaining(now, remaining);
-    this.learned?.counter.lowerRemaining(now, remaining);
+    this.learned?.counter.lowerRemaining(now, remaining, sentAt);
   }
 
   catchUp(now: number, lateMs: number): void {
@@ -330,15 +330,9 @@ export function applySignal(
     states.blockUntil(key, ends);
     return;
   }
-  const state = states.stateFor(key, now);
-  const counter = state instanceof WithLearned ? state.learned?.counter : undefined;
-  if (counter instanceof SlowStart && signal.kind === 'quota' && signal.sentAt !== undefined) {
-    // The slow start reads a count with the time its request was sent (see `SlowStart.count`).
-    (state as WithLearned).base.lowerRemaining(now, remaining);
-    counter.count(remaining, signal.sentAt);
-    return;
-  }
-  state?.lowerRemaining(now, remaining);
+  // A slow start reads a count by the time its request was sent (`SlowStart.lowerRemaining`).
+  const sentAt = signal.kind === 'quota' ? signal.sentAt : undefined;
+  states.stateFor(key, now)?.lowerRemaining(now, remaining, sentAt);
 }
 
 /**

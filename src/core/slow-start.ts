@@ -35,9 +35,9 @@ export class SlowStart implements Strategy {
   private lastAt = Number.NEGATIVE_INFINITY;
   /** Sends the server's last count still allows; unbounded until a count is heard. */
   private allowance = Number.POSITIVE_INFINITY;
-  /** When the latest-sent request whose count was heard was sent (see `count`). */
+  /** When the latest-sent request whose count was heard was sent (see `lowerRemaining`). */
   private countSentAt = Number.NEGATIVE_INFINITY;
-  /** The count that set `allowance`, and the most requests in flight since (see `count`). */
+  /** The count that set `allowance`, and the most requests in flight since (see `lowerRemaining`). */
   private allowedBy = Number.POSITIVE_INFINITY;
   private peakOpen = 0;
   /**
@@ -96,23 +96,19 @@ export class SlowStart implements Strategy {
     return at > now ? at : now;
   }
 
-  /** The server admits `remaining` more, said of a request whose send time is unknown (see `count`). */
-  lowerRemaining(_now: number, remaining: number): void {
-    this.count(remaining, Number.NEGATIVE_INFINITY);
-  }
-
   /**
-   * The server admits `remaining` more, said of a request sent at `sentAt`: it counted every
-   * request that arrived before that one, and any request still in flight may arrive after it,
-   * so those are spent of it. Answers arrive out of order, so a count only lowers what is
-   * allowed, except one heard with nothing in flight (the request that went alone), or the
-   * count of a request sent after every one whose count was heard before that is higher than
-   * the count that set the allowance by more than the requests in flight since: within one
-   * window, a request that overtook others on the way reads at most that many more; beyond,
-   * the server's window reset. (Held to lower counts, a key went one request at a time for
-   * about 150 ms of every window of rate-limiter-flexible's, until an answer came alone.)
+   * The server admits `remaining` more, said of a request sent at `sentAt` (-Infinity when
+   * unknown): it counted every request that arrived before that one, and any request still in
+   * flight may arrive after it, so those are spent of it. Answers arrive out of order, so a
+   * count only lowers what is allowed, except one heard with nothing in flight (the request
+   * that went alone), or the count of a request sent after every one whose count was heard
+   * before that is higher than the count that set the allowance by more than the requests in
+   * flight since: within one window, a request that overtook others on the way reads at most
+   * that many more; beyond, the server's window reset. (Held to lower counts, a key went one
+   * request at a time for about 150 ms of every window of rate-limiter-flexible's, until an
+   * answer came alone.)
    */
-  count(remaining: number, sentAt: number): void {
+  lowerRemaining(_now: number, remaining: number, sentAt = Number.NEGATIVE_INFINITY): void {
     const left = remaining > this.open ? remaining - this.open : 0;
     const latest = sentAt > this.countSentAt;
     if (latest) this.countSentAt = sentAt;

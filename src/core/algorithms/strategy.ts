@@ -28,8 +28,10 @@ export interface Strategy {
   /**
    * Lowers the permits available now to at most `remaining` (the server's count). Never raises
    * them: a server that says "100 left" does not make a local limit of 10 any looser.
+   * `sentAt`: when the answered request was sent, if known (a slow start reads counts by it,
+   * see `SlowStart.lowerRemaining`; the algorithms ignore it).
    */
-  lowerRemaining(now: number, remaining: number): void;
+  lowerRemaining(now: number, remaining: number, sentAt?: number): void;
   /**
    * `cost` permits taken earlier were answered at `now` (their task ended). Only algorithms
    * that count a permit until its answer (`ArrivalSafe`) listen; the others count at the take.
