@@ -21,8 +21,8 @@ export function arrivalSafeByDefault(
  * limit`. A store counts at the send and never hears the answers, so it cannot count
  * `arrival-safe`; the default token bucket let its first window's burst and then its refill
  * through, twice the limit in one window, which HAProxy's sliding-window counter and nginx
- * refuse (three processes on one Redis store: 17-48 and 13-26 refusals in 300 calls,
- * `npm run bench:servers:store`). Spaced, no window holds more than the limit as a server counts
+ * refuse (three processes on one Redis store configured to the published limit: 17-32 and
+ * 13-23 refusals in 300 calls, `npm run bench:servers:store`). Spaced, no window holds more than the limit as a server counts
  * at the send; the price is the first window's burst. A `burst` up to the limit says the
  * server takes bursts, and is kept. Limits per unit pass unchanged.
  */
