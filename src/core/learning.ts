@@ -6,6 +6,7 @@ import type { CompiledPolicy } from './compile.js';
 import { type Decision, EPSILON } from './decision.js';
 import { type Algorithm, resolvePolicy } from './policy.js';
 export { AdaptiveRate, AIMD } from './adaptive-rate.js';
+import { SampledRate } from './sampled-rate.js';
 import { MAX_DELAY_MS, type ServerSignal, serverDelay } from './signal.js';
 import { SlowStart } from './slow-start.js';
 
@@ -76,6 +77,8 @@ export class WithLearned implements Strategy {
    * own accounting let arrivals bunch past that limit, not that its rate is wrong (see `refused`).
    */
   confirmed = false;
+  /** What a rate refusals with a wait taught may grow to, and when (see `SampledRate`). */
+  sampled: SampledRate | undefined;
 
   constructor(
     readonly base: Strategy,
@@ -248,6 +251,7 @@ export function applySignal(
           return;
         }
         if (counter instanceof AdaptiveRate) counter.answered(now, sentAt);
+        else if (state.sampled !== undefined) grow(state, now, sentAt);
       }
       forget(states, key, 'client');
       return;
@@ -313,6 +317,7 @@ export function applySignal(
   }
   if (remaining === undefined) return;
   if (signal.kind === 'quota') nameLimit(states.stateOf(key), signal.limit);
+  if (remaining === 0) spentWindow(states.stateOf(key));
   if (
     signal.kind === 'quota' &&
     ends !== undefined &&
@@ -378,6 +383,11 @@ function nameLimit(state: Strategy | undefined, limit: number | undefined): void
   }
 }
 
+/** A count of the server's said nothing remains: a rate a refusal taught must not grow past it. */
+function spentWindow(state: Strategy | undefined): void {
+  if (state instanceof WithLearned) state.sampled?.spent();
+}
+
 /** Whether `key` would still have a whole permit by its own count. */
 function hasCredit(states: KeyStates, key: string, now: number): boolean {
   const state = states.stateOf(key);
@@ -434,9 +444,19 @@ function refused(
     // too slow would stay so (the earliest made too many refusals, the latest stayed slow:
     // measure:arrivals).
     if (learning.confirmed && adoptOwnArrivalSafe(states, key, now)) return;
-    const earliest = wait >= 1_000 && wait % 1_000 === 0 ? wait - 500 : wait;
+    const wholeSeconds = wait >= 1_000 && wait % 1_000 === 0;
+    const earliest = wholeSeconds ? wait - 500 : wait;
     const windowMs = now + earliest - firstAdmittedAt;
+    // The rate that paced the key when refused, if a refusal taught it: too fast.
+    const taught =
+      current?.policy.source === 'rate' && current.counter.retimed !== undefined
+        ? current.policy.limit / current.policy.windowMs
+        : undefined;
     if (admitted >= MIN_SAMPLE && windowMs >= 1) {
+      // The fastest rate the sample allows: its wait as early as the rounding allows.
+      const fastestMs = Math.max(1, now + (wholeSeconds ? wait - 1_000 : wait) - firstAdmittedAt);
+      learning.sampled ??= new SampledRate(now);
+      const floorPerMs = learning.sampled.refused(now, now + wait, taught, admitted / fastestMs);
       // A sample of several of the server's windows (a slow start that kept to its counts)
       // teaches the same rate over a window of the limit it named.
       const { namedLimit } = learning;
@@ -446,11 +466,15 @@ function refused(
       // it counts afresh, and the block holds the key until then, so the rate starts there
       // rather than a learned window later (rate-limiter-flexible sat out 1.1 s more). Any
       // other wait may be for one permit (a bucket's), and its permits in use stay counted.
-      const windowOfLimit = (windowMs * limit) / admitted;
+      const sampledPerMs = admitted / windowMs;
+      const windowOfLimit =
+        floorPerMs !== undefined && floorPerMs > sampledPerMs
+          ? limit / floorPerMs
+          : (windowMs * limit) / admitted;
       adopt(states, key, now, Math.min(limit, MAX_LOGGED), windowOfLimit, 'rate', {
         inUseUntilBlockEnds: spent,
       });
-    }
+    } else learning.sampled?.refused(now, now + wait, taught);
     return;
   }
   if (current?.counter instanceof SlowStart) current.counter.cut();
@@ -486,6 +510,25 @@ function refused(
     counter: new AdaptiveRate(ratePerMs, now, { admitted, spanMs }, peakPerMs),
     policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
     openedAt: Number.NEGATIVE_INFINITY,
+  };
+}
+
+/**
+ * The server admitted a request of a key paced by a rate a refusal with a wait taught: the rate
+ * grows if its `SampledRate` says so (the same permits, counted over a shorter window).
+ */
+function grow(state: WithLearned, now: number, sentAt: number): void {
+  const learned = state.learned;
+  const retimed = learned?.counter.retimed;
+  if (learned?.policy.source !== 'rate' || retimed === undefined) return;
+  const { limit, windowMs } = learned.policy;
+  const ratePerMs = state.sampled?.answered(now, sentAt, limit / windowMs, state.configuredPerMs);
+  if (ratePerMs === undefined) return;
+  const window = limit / ratePerMs;
+  state.learned = {
+    ...learned,
+    counter: retimed.call(learned.counter, window),
+    policy: { limit, windowMs: window, source: 'rate' },
   };
 }
 
@@ -570,8 +613,15 @@ function adopt(
       : state instanceof WithLearned
         ? state.base
         : state;
+  // A spaced rate in place of another rate a refusal taught starts spaced from the block's end:
+  // the permits the old one counted were spread at a rate, over a window that is the sample's
+  // length, not the server's (59 per 3.1 s after a long sample), and carried over they held
+  // the key a whole such window after the block ended.
+  const respaced = source === 'rate' && burst.burst === 1 && current?.policy.source === 'rate';
   const inUse =
-    how.inUseUntilBlockEnds === true ? 0 : Math.ceil(before.capacity - before.level(now) - EPSILON);
+    how.inUseUntilBlockEnds === true || respaced
+      ? 0
+      : Math.ceil(before.capacity - before.level(now) - EPSILON);
   if (inUse > 0) counter.lowerRemaining(now, Math.max(0, limit - inUse));
   const learned: LearnedLimit = {
     counter,

@@ -18,19 +18,19 @@ const LIMIT = 20;
 const CALLS = 100;
 const ORIGIN = 'https://api.test';
 
-async function run(scheme: CountingScheme, dialect: CountingDialect) {
+async function run(scheme: CountingScheme, dialect: CountingDialect, calls = CALLS, seed = 11) {
   const clock = createManualClock();
   const backend = countingServer({ clock, scheme, limit: LIMIT, windowMs: 1000, dialect });
   server.use(backend.handler);
-  const net = network({ clock, delayMs: [5, 60], seed: 11 });
+  const net = network({ clock, delayMs: [5, 60], seed });
   const pacedFetch = createPacedFetch({ fetch: net.fetch, clock, wallClock: backend.wallClock });
   let settled = 0;
-  const calls = Array.from({ length: CALLS }, (_, i) =>
+  const sent = Array.from({ length: calls }, (_, i) =>
     pacedFetch(`${ORIGIN}/n/${i}`).finally(() => settled++),
   );
   expect(net.sent).toHaveLength(1); // one request goes before the server was heard from
-  await driveNetwork(clock, net, () => settled === CALLS, 120_000);
-  const statuses = (await Promise.all(calls)).map((response) => response.status);
+  await driveNetwork(clock, net, () => settled === calls, 120_000);
+  const statuses = (await Promise.all(sent)).map((response) => response.status);
   return { backend, statuses, learned: pacedFetch.pacer.inspect(ORIGIN).learned };
 }
 
@@ -90,5 +90,21 @@ describe('a rate a refusal taught', () => {
     );
     expect(later.length).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(6);
+  });
+
+  it('grows while the server admits it: a whole-second wait read as too long is not kept for good', async () => {
+    // `Retry-After: 1` at the end of a sliding log's full window means a few ms, read as the
+    // middle of that second: a sample of 20 over its second taught 20 per 1.5 s (0.65x of the
+    // server's rate), and no refusal ever corrected it (12-13 a second for good: 1.63x the ideal
+    // time over 600 calls). It now grows by a twentieth and more per second the server admitted
+    // it whole, and goes back to the last rate kept when a growth is refused.
+    const { backend, statuses } = await run('sliding-log', 'retry-after', 400, 7);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    const admitted = backend.hits.filter(
+      (hit) => hit.status === 200 && hit.at >= 10_000 && hit.at < 20_000,
+    ).length;
+    // From the tenth second to the twentieth: at least 0.85x of the server's rate.
+    expect(admitted).toBeGreaterThanOrEqual(0.85 * 10 * LIMIT);
+    expect(backend.refusals()).toBeLessThanOrEqual(2 * LIMIT);
   });
 });

@@ -29,7 +29,7 @@ import type { Strategy } from './strategy.js';
  */
 export class ArrivalSafe implements Strategy {
   /** Answered permits, stamped with their answer time. */
-  private readonly log: SlidingLog;
+  private log: SlidingLog;
   /** Permits taken and not answered yet. */
   private open = 0;
   /** Spacing credit (may go negative: a cost above the burst is paid for afterwards). */
@@ -42,13 +42,15 @@ export class ArrivalSafe implements Strategy {
   private readonly perMs: number;
   /** Credit of a fresh state: the first window, or the burst. */
   private readonly fresh: number;
+  /** What the log's window is longer than the policy's (see the constructor). */
+  private readonly margin: number;
 
   constructor(readonly policy: ResolvedPolicy) {
     // A hair longer than the window: a sliding-window counter refuses the request that comes
     // exactly one window after a full one (its estimate equals the limit there), and integer-ms
     // clocks make such ties common. 1 ms, or a tenth of the spacing for a sub-ms spacing.
-    const margin = Math.min(1, policy.windowMs / policy.limit / 10);
-    this.log = new SlidingLog({ ...policy, windowMs: policy.windowMs + margin });
+    this.margin = Math.min(1, policy.windowMs / policy.limit / 10);
+    this.log = new SlidingLog({ ...policy, windowMs: policy.windowMs + this.margin });
     this.spacing = policy.burst ?? 1;
     this.perMs = policy.limit / policy.windowMs;
     // The first window may be sent at once; with a `burst`, that burst (a GCRA server, nginx's
@@ -156,6 +158,16 @@ export class ArrivalSafe implements Strategy {
       this.tokens = owed < most ? owed : most;
       if (now > this.stamp) this.stamp = now;
     }
+  }
+
+  retimed(windowMs: number): ArrivalSafe {
+    const next = new ArrivalSafe(Object.freeze({ ...this.policy, windowMs }));
+    next.log = this.log.retimed(windowMs + next.margin);
+    next.open = this.open;
+    next.tokens = this.tokens;
+    next.stamp = this.stamp;
+    next.lastAt = this.lastAt;
+    return next;
   }
 
   /**

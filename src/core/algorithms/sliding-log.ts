@@ -113,6 +113,14 @@ export class SlidingLog implements Strategy, Admits {
     this.append(now, Math.min(n, this.policy.limit));
   }
 
+  retimed(windowMs: number): SlidingLog {
+    const next = new SlidingLog(Object.freeze({ ...this.policy, windowMs }));
+    next.log = this.log.slice();
+    next.head = this.head;
+    next.count = this.count;
+    return next;
+  }
+
   private drop(n: number): void {
     if (n === 0) return;
     this.count -= n;

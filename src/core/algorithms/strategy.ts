@@ -43,6 +43,11 @@ export interface Strategy {
    * granted now, so the pacer catches up instead of sending one request per wake.
    */
   catchUp?(now: number, lateMs: number): void;
+  /**
+   * The same permits (taken, in flight, answered) counted over a window of `windowMs` instead:
+   * a learned rate that grows (`SampledRate`). Only the learned windows that can grow have it.
+   */
+  retimed?(windowMs: number): Strategy;
 }
 
 /** The exact admission test of a strategy at time `at`, with no side effects. */
