@@ -114,6 +114,26 @@ export class WithLearned implements Strategy {
     const configured = this.base.tryAcquire(now, cost);
     if (!configured.allowed) return combine([configured, verdict]);
     const taken = part.tryAcquire(now, charge);
+    this.dropIfBack(now, part);
+    return combine([configured, taken]);
+  }
+
+  /**
+   * Takes `cost` from the learned counter alone, not from the key's own policy: for a pacer
+   * whose store counts that policy (see `RateLimiter.takeLearned`). Nothing learned: allowed
+   * as the own policy would (its state is never taken from then, so it only tells capacity).
+   */
+  takeLearned(now: number, cost: number): Decision {
+    const learned = this.learned;
+    if (learned === undefined) return this.base.peek(now, cost);
+    const { counter: part } = learned;
+    const taken = part.tryAcquire(now, cost < part.capacity ? cost : part.capacity);
+    if (taken.allowed) this.dropIfBack(now, part);
+    return taken;
+  }
+
+  /** A rate AIMD learned that is back at the key's own is dropped. */
+  private dropIfBack(now: number, part: Strategy): void {
     if (part instanceof AdaptiveRate && part.ratePerMs >= this.configuredPerMs) {
       // Back at its own rate: the key goes on from what the learned rate left it. What its own
       // bucket refilled meanwhile was never the server's to give (the server saw the key send
@@ -121,7 +141,6 @@ export class WithLearned implements Strategy {
       this.base.lowerRemaining(now, part.level(now));
       this.learned = undefined;
     }
-    return combine([configured, taken]);
   }
 
   peek(now: number, cost: number): Decision {
@@ -316,7 +335,10 @@ export function applySignal(
     }
   }
   if (remaining === undefined) return;
-  if (signal.kind === 'quota') nameLimit(states.stateOf(key), signal.limit);
+  if (signal.kind === 'quota') {
+    nameLimit(states.stateOf(key), signal.limit);
+    if (signal.limit !== undefined && !states.answered()) confirmShared(states, key, signal.limit);
+  }
   if (remaining === 0) spentWindow(states.stateOf(key));
   if (
     signal.kind === 'quota' &&
@@ -443,7 +465,14 @@ function refused(
     // middle of that second. An estimate too fast is measured again by the refusal it earns; one
     // too slow would stay so (the earliest made too many refusals, the latest stayed slow:
     // measure:arrivals).
-    if (learning.confirmed && adoptOwnArrivalSafe(states, key, now)) return;
+    if (learning.confirmed) {
+      if (adoptOwnArrivalSafe(states, key, now)) return;
+      // A store counts the key's confirmed policy for every client, and this pacer's
+      // admissions are only its share of them: a rate taught by them held it to that share
+      // (three processes on one store, one refused through jitter learned 60 per 2.7 s, and
+      // its calls took 2.8x the ideal time). The block, shared through the store, is the answer.
+      if (!states.answered()) return;
+    }
     const wholeSeconds = wait >= 1_000 && wait % 1_000 === 0;
     const earliest = wholeSeconds ? wait - 500 : wait;
     const windowMs = now + earliest - firstAdmittedAt;
@@ -631,6 +660,22 @@ function adopt(
   if (state instanceof WithLearned) state.learned = learned;
   else states.replace(key, new WithLearned(state, learned, states.compiled(key).peakPerMs, now));
   return learned;
+}
+
+/**
+ * A pacer on a store (it does not hear every answer: `answered()` is false) told a count that
+ * names the key's own limit: that confirms it, as an inferred window does (see `applySignal`).
+ * The store counts that limit for every client, and an inferred window confirms it only to the
+ * client that opened the server's window (the one told `limit - 1`): the others stayed in
+ * their slow start, held to the server's count that the rest spent, for seconds (three
+ * processes on one store against a fixed window through jitter: the last one's calls ended at
+ * 1.2x the ideal time).
+ */
+function confirmShared(states: KeyStates, key: string, limit: number): void {
+  if (states.compiled(key).limit !== limit) return;
+  endSlowStart(states, key);
+  const state = states.stateOf(key);
+  if (state instanceof WithLearned) state.confirmed = true;
 }
 
 /** Ends the slow start of `key`, keeping its state heard from (a `start` then restarts none). */

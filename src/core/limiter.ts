@@ -12,6 +12,7 @@ import {
 import { type Decision, deny, wholeMs } from './decision.js';
 import {
   applySignal,
+  WithLearned,
   type KeyStates,
   type LearnedPolicy,
   learnedCounterOf,
@@ -147,6 +148,30 @@ export class RateLimiter {
       }
     }
     return state.tryAcquire(now, cost);
+  }
+
+  /**
+   * Takes `cost` permits of `key` from what it learned of the server alone (a slow start's
+   * requests in flight, a rate AIMD learned), not from its own policy: for a pacer whose store
+   * counts the policy for every client. Taken from both, the key's asks of the store were paced
+   * a second time here, out of step with the store's grants, and each ask the store denied
+   * spent a permit of its own: three processes on one store, the two in a slow start asked
+   * 7-10 ms after every permit freed and got none for 4 s. With nothing learned (or limits per
+   * unit) it is `tryAcquire`. A server block denies, as there.
+   */
+  takeLearned(key: string, cost: Cost = 1): Decision {
+    const state = this.states.get(key);
+    if (typeof cost !== 'number' || !(state instanceof WithLearned)) {
+      return this.tryAcquire(key, cost);
+    }
+    assertPositiveInteger('cost', cost);
+    const now = this.now();
+    if (cost > state.capacity) throw costError(cost, state.capacity);
+    if (this.blocks.size !== 0) {
+      const blocked = this.blockedDecision(key, now, cost, state, 0);
+      if (blocked !== undefined) return blocked;
+    }
+    return state.takeLearned(now, cost);
   }
 
   /** What `tryAcquire(key, cost)` would answer now, changing nothing. */

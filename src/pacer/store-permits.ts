@@ -126,14 +126,16 @@ export class StorePermits implements Permits {
    * limiter measured something of (`gatedBy`; the scheduler tells it every signal): a rate
    * learned by AIMD, or a slow start (requests in flight). Each pacer measures them from its own requests,
    * so the store cannot, and several pacers on one store each find their share, as TCP flows
-   * do. Then one task at a time, and the permit is taken from the limiter first (its pauses and
-   * probes, its window); reject mode rejects the task it denies. A pacer that measured nothing
+   * do. Then one task at a time, asked for only when the limiter allows it (its pauses and
+   * probes, its window), which counts it once the store grants; reject mode rejects the task
+   * it denies. A pacer that measured nothing
    * asks as it is.
    */
   private ownRateAllows(waiting: WaitingKey): boolean {
     const head = waiting.line.head;
     if (head === undefined) return true;
-    const own = this.core.limiter.tryAcquire(waiting.key, head.units ?? head.cost);
+    // Only a peek: the permit is taken when the store grants (see `answered`).
+    const own = this.core.limiter.peek(waiting.key, head.units ?? head.cost);
     if (own.allowed) return true;
     if (this.core.options.mode === 'reject') {
       this.core.waiting.remove(head);
@@ -191,18 +193,16 @@ export class StorePermits implements Permits {
       const gated = gatedBy(this.core.limiter.policyOf(waiting.key).learned?.source);
       if (gated && !this.ownRateAllows(waiting)) continue;
       const batch = this.setAside(waiting, gated ? 1 : Math.min(free, MAX_BATCH));
-      // A task the store does not start gives its slow start's place back.
-      if (gated) (batch[0] as Task).ownPermit = true;
       this.taking += batch.length;
       const costs = batch.map((task) => this.shared.costOf(task.key, task.units ?? task.cost));
       const answers = this.shared.ask(waiting.key, costs, stopAtDenial);
       if (isPromise(answers)) {
         answers.then(
-          (decisions) => this.answered(waiting, batch, decisions),
+          (decisions) => this.answered(waiting, batch, decisions, gated),
           (error: unknown) => this.failed(waiting, batch, error),
         );
       } else {
-        this.answered(waiting, batch, answers);
+        this.answered(waiting, batch, answers, gated);
       }
     }
   }
@@ -290,11 +290,20 @@ export class StorePermits implements Permits {
     else decide(answer);
   }
 
-  /** The store decided `batch`: start the granted, reject (reject mode) or re-time the denied. */
+  /**
+   * The store decided `batch`: start the granted, reject (reject mode) or re-time the denied. A
+   * task asked for under what this pacer learned (`gated`, see `ownRateAllows`) takes its permit
+   * of that now, only from that: the store counts the key's policy. (Taken before the ask and
+   * given back at a denial, a slow start's request that went alone past the server's count, and
+   * was then denied by the store, held every later one for a second waiting for its answer; the
+   * policy, taken here too, paced the asks a second time, out of step with the store's grants:
+   * three processes on one store, the two in a slow start got nothing for 2-4 s.)
+   */
   private answered(
     waiting: WaitingKey,
     batch: readonly Task[],
     answers: readonly Decision[],
+    gated: boolean,
   ): void {
     // Disposed meanwhile: every task was rejected then, and a grant goes unused.
     if (this.core.disposed) {
@@ -315,9 +324,8 @@ export class StorePermits implements Permits {
     }
     for (const task of sorted.starts) {
       this.core.waiting.remove(task);
-      task.ownPermit = false;
+      if (gated) this.core.limiter.takeLearned(key, task.units ?? task.cost);
     }
-    this.giveBack(batch);
     let due = now;
     const { waitFor } = sorted;
     if (waitFor !== undefined && waiting.line.head === waitFor && !waiting.changedMeanwhile) {
@@ -337,19 +345,9 @@ export class StorePermits implements Permits {
     this.core.flush();
   }
 
-  /** The permits taken from the limiter for tasks of `batch` the store did not start. */
-  private giveBack(batch: readonly Task[]): void {
-    for (const task of batch) {
-      if (task.ownPermit !== true) continue;
-      task.ownPermit = false;
-      if (this.core.limiter.settles) this.core.limiter.settle(task.key, task.units ?? task.cost);
-    }
-  }
-
   /** The store failed for good (it retries on its own first): the batch rejects with its error. */
   private failed(waiting: WaitingKey, batch: readonly Task[], error: unknown): void {
     this.taking -= batch.length;
-    this.giveBack(batch);
     if (this.core.disposed) return;
     for (const task of batch) {
       if (task.state !== 'queued') continue;

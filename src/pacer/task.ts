@@ -31,11 +31,6 @@ export interface Task extends LineNode {
   position: number;
   /** The abort listener while the task waits; removed when it leaves the queue. */
   onAbort: (() => void) | undefined;
-  /**
-   * A store-backed pacer took its permit from its own limiter before asking the store (a slow
-   * start's place, see `StorePermits`): given back if the store does not start it.
-   */
-  ownPermit?: boolean;
   /** Queued until it leaves the line; then running or done. Settles exactly once. */
   state: 'queued' | 'running' | 'done';
   readonly resolve: (value: unknown) => void;

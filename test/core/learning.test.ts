@@ -393,6 +393,47 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
   });
 });
 
+// A pacer on a store hears only its own answers (`answered` false): the store counts the key's
+// policy for every client, and only the client that opened the server's window is told
+// `limit - 1` (the answer an inferred window, and so a confirmation, comes from).
+describe("a pacer on a store and a count that names the key's own limit", () => {
+  /** A key of 60 per second in a slow start, the limiter told whether it hears every answer. */
+  function onStore(answered: boolean) {
+    const { clock, limiter } = setup(perSecond(60));
+    limiter.answered = answered;
+    limiter.observe('api', { kind: 'start' });
+    return { clock, limiter };
+  }
+
+  it('ends the slow start, where a pacer that hears every answer waits for a window to confirm it', () => {
+    const shared = onStore(false).limiter;
+    // Another client's requests spent most of the server's window: 37 left of 60.
+    shared.observe('api', { kind: 'quota', remaining: 37, limit: 60, sentAt: 0 });
+    expect(shared.policyOf('api').learned).toBeUndefined();
+    const alone = onStore(true).limiter;
+    alone.observe('api', { kind: 'quota', remaining: 37, limit: 60, sentAt: 0 });
+    expect(alone.policyOf('api').learned).toMatchObject({ source: 'start' });
+    // A count naming another limit confirms nothing.
+    const other = onStore(false).limiter;
+    other.observe('api', { kind: 'quota', remaining: 37, limit: 100, sentAt: 0 });
+    expect(other.policyOf('api').learned).toMatchObject({ source: 'start' });
+  });
+
+  it('learns no rate from its own admissions when refused with a wait: only the block', () => {
+    const { clock, limiter } = onStore(false);
+    limiter.observe('api', { kind: 'quota', remaining: 59, limit: 60, sentAt: 0 });
+    // Its share of the server: 20 admitted over 1 s, while two others sent 40.
+    for (let i = 0; i < 20; i++) {
+      limiter.observe('api', { kind: 'answered', sentAt: i * 50 });
+    }
+    clock.set(1_000);
+    limiter.observe('api', { kind: 'refusal', retryAfterMs: 1_000, sentAt: 990 });
+    // Taught by them, the rate was 20 per 1.5 s: a third of what the store lets it send.
+    expect(limiter.policyOf('api').learned).toBeUndefined();
+    expect(limiter.blockedUntil('api')).toBe(2_000);
+  });
+});
+
 describe('refused: AIMD for a server that says nothing of its policy', () => {
   const strike = (limiter: ReturnType<typeof createRateLimiter>, key: string) => {
     for (let i = 0; i < AIMD.STRIKES; i++) limiter.observe(key, { kind: 'refusal' });

@@ -21,15 +21,17 @@ const ORIGIN = 'https://api.test';
 
 /**
  * Three paced fetches sharing one fake store, `options` each, hand 300 calls (in turn) to a
- * bare-429 server of 60 per second counting with `scheme`, through `delayMs` each way.
+ * server of 60 per second counting with `scheme` and saying `dialect` (a bare 429 unless
+ * told), through `delayMs` each way.
  */
 async function threeOnOneStore(
   scheme: Pick<CountingServerOptions, 'scheme' | 'burst' | 'countsRefused'>,
   delayMs: readonly [number, number],
   limits: PolicyInput,
+  dialect: CountingServerOptions['dialect'] = 'none',
 ) {
   const clock = createManualClock();
-  const backend = countingServer({ clock, ...scheme, limit: 60, windowMs: 1_000, dialect: 'none' });
+  const backend = countingServer({ clock, ...scheme, limit: 60, windowMs: 1_000, dialect });
   server.use(backend.handler);
   const net = network({ clock, delayMs, seed: 7 });
   const fake = fakeStore({ now: clock.now });
@@ -169,4 +171,54 @@ describe("a store-backed pacer's slow start", () => {
     starting.dispose();
     other.dispose();
   });
+
+  it("takes its place only when the store grants: a denied request that would go alone past the server's count holds nothing", async () => {
+    const clock = createManualClock();
+    const fake = fakeStore({ now: clock.now });
+    const [starting, other] = [0, 1].map(() =>
+      createPacer({ limits: { limit: 1, windowMs: 100 }, clock, store: fake.store }),
+    ) as [Pacer, Pacer];
+    await other.schedule(() => 'first', { key: 'k' });
+    starting.observe('k', { kind: 'start' });
+    // The server's count left nothing it knows of (other clients spend it too): the next
+    // request goes alone, to ask the server again, and the one after waits for its answer.
+    starting.observe('k', { kind: 'quota', remaining: 0 });
+    const started: number[] = [];
+    const task = starting.schedule(() => started.push(clock.now()), { key: 'k' });
+    await turn();
+    expect(started).toEqual([]);
+    // The store denied it for 100 ms. Had the denied ask counted as gone alone, the next
+    // would wait a second (SLOW_START.WAIT_MS) for the answer of a request never sent.
+    await clock.advanceAsync(100);
+    await turn();
+    expect(started).toEqual([100]);
+    await task;
+    starting.dispose();
+    other.dispose();
+  });
+});
+
+// The same three, configured to the published limit, against servers that count aloud
+// (@fastify/rate-limit's `x-ratelimit-*`, whole seconds to go) through a steady network. Each
+// pacer starts slow, and only the one that opened the server's window is told `limit - 1`:
+// before, the other two stayed in their slow start, held to the server's count that the rest
+// spent, and their asks of the store were paced a second time by the key's own policy, out of
+// step with the store's grants (each denied ask spent a permit of it). The last calls of the
+// two ended at 5.8-6.8 s, where a fair share ends at 5.1 s.
+describe('paced fetches sharing a store, configured to the published limit, told the counts', () => {
+  it.each(['fixed-window', 'sliding-log', 'sliding-window'] as const)(
+    'share the rate and earn no refusal (%s)',
+    async (scheme) => {
+      const { backend, statuses } = await threeOnOneStore(
+        { scheme },
+        [20, 30],
+        perSecond(60),
+        'x-ratelimit-delta',
+      );
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(backend.refusals()).toBe(0);
+      const admitted = backend.hits.map((hit) => hit.at);
+      expect(Math.max(...admitted)).toBeLessThan(5_500);
+    },
+  );
 });
