@@ -469,8 +469,9 @@ function refused(
       if (adoptOwnArrivalSafe(states, key, now)) return;
       // A store counts the key's confirmed policy for every client, and this pacer's
       // admissions are only its share of them: a rate taught by them held it to that share
-      // (three processes on one store, one refused through jitter learned 60 per 2.7 s, and
-      // its calls took 2.8x the ideal time). The block, shared through the store, is the answer.
+      // (three processes on one store against a simulated sliding log through 5-60 ms of
+      // jitter: one refused learned 33 per 3.9 s, and the 300 calls took 14.4 s where a fair
+      // share takes 5.1 s). The block, shared through the store, is the answer.
       if (!states.answered()) return;
     }
     const wholeSeconds = wait >= 1_000 && wait % 1_000 === 0;
@@ -668,8 +669,8 @@ function adopt(
  * The store counts that limit for every client, and an inferred window confirms it only to the
  * client that opened the server's window (the one told `limit - 1`): the others stayed in
  * their slow start, held to the server's count that the rest spent, for seconds (three
- * processes on one store against a fixed window through jitter: the last one's calls ended at
- * 1.2x the ideal time).
+ * processes on one store against a simulated sliding log through 5-60 ms of jitter, the store
+ * asked fairly: 11.8 s for 300 calls, 7.2 s with this).
  */
 function confirmShared(states: KeyStates, key: string, limit: number): void {
   if (states.compiled(key).limit !== limit) return;

@@ -155,8 +155,8 @@ export class RateLimiter {
    * requests in flight, a rate AIMD learned), not from its own policy: for a pacer whose store
    * counts the policy for every client. Taken from both, the key's asks of the store were paced
    * a second time here, out of step with the store's grants, and each ask the store denied
-   * spent a permit of its own: three processes on one store, the two in a slow start asked
-   * 7-10 ms after every permit freed and got none for 4 s. With nothing learned (or limits per
+   * spent a permit of its own: three processes on one store, one in a slow start asked 7-10 ms
+   * after every permit freed and got none for 4 s. With nothing learned (or limits per
    * unit) it is `tryAcquire`. A server block denies, as there.
    */
   takeLearned(key: string, cost: Cost = 1): Decision {

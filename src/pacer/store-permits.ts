@@ -128,8 +128,7 @@ export class StorePermits implements Permits {
    * so the store cannot, and several pacers on one store each find their share, as TCP flows
    * do. Then one task at a time, asked for only when the limiter allows it (its pauses and
    * probes, its window), which counts it once the store grants; reject mode rejects the task
-   * it denies. A pacer that measured nothing
-   * asks as it is.
+   * it denies. A pacer that measured nothing asks as it is.
    */
   private ownRateAllows(waiting: WaitingKey): boolean {
     const head = waiting.line.head;

@@ -172,27 +172,38 @@ describe("a store-backed pacer's slow start", () => {
     other.dispose();
   });
 
-  it("takes its place only when the store grants: a denied request that would go alone past the server's count holds nothing", async () => {
+  it("takes its place only when the store grants: a denied request that went alone past the server's count holds nothing", async () => {
     const clock = createManualClock();
     const fake = fakeStore({ now: clock.now });
     const [starting, other] = [0, 1].map(() =>
-      createPacer({ limits: { limit: 1, windowMs: 100 }, clock, store: fake.store }),
+      createPacer({ limits: { limit: 3, windowMs: 300 }, clock, store: fake.store }),
     ) as [Pacer, Pacer];
-    await other.schedule(() => 'first', { key: 'k' });
     starting.observe('k', { kind: 'start' });
-    // The server's count left nothing it knows of (other clients spend it too): the next
-    // request goes alone, to ask the server again, and the one after waits for its answer.
-    starting.observe('k', { kind: 'quota', remaining: 0 });
-    const started: number[] = [];
-    const task = starting.schedule(() => started.push(clock.now()), { key: 'k' });
+    starting.observe('k', { kind: 'answered' }); // two in flight now
+    let answer = () => {};
+    const first = starting.schedule(() => new Promise<void>((done) => (answer = done)), {
+      key: 'k',
+    });
     await turn();
+    // The server's count leaves nothing past the one in flight (other clients spend it too):
+    // the next request waits for it, then goes alone to ask the server again. The store, told
+    // the count too, has 1 left: the other pacer takes it.
+    starting.observe('k', { kind: 'quota', remaining: 1 });
+    await other.schedule(() => 'other', { key: 'k' });
+    const started: number[] = [];
+    const second = starting.schedule(() => started.push(clock.now()), { key: 'k' });
+    await clock.advanceAsync(10);
+    answer();
+    await first;
+    await turn();
+    // It went alone, and the store (spent at 0) denied it until 100. Had the denied ask
+    // counted as gone alone, it would wait a second (SLOW_START.WAIT_MS) for the answer of a
+    // request never sent.
     expect(started).toEqual([]);
-    // The store denied it for 100 ms. Had the denied ask counted as gone alone, the next
-    // would wait a second (SLOW_START.WAIT_MS) for the answer of a request never sent.
-    await clock.advanceAsync(100);
+    await clock.advanceAsync(90);
     await turn();
     expect(started).toEqual([100]);
-    await task;
+    await second;
     starting.dispose();
     other.dispose();
   });
