@@ -1,13 +1,6 @@
 import { AllOf, type Strategy, strategyFor } from './algorithms/index.js';
 import { type Policy, type ResolvedPolicy, resolvePolicy } from './policy.js';
-import { fail } from './validate.js';
-import {
-  arrivalSafeUnit,
-  compileUnits,
-  isUnitLimits,
-  type UnitLimits,
-  type UnitPolicy,
-} from './units.js';
+import type { UnitLimits, UnitPolicy } from './units.js';
 
 /**
  * One policy, several that must all allow (`[perSecond(10), perDay(1000)]`), or limits per
@@ -43,19 +36,39 @@ export interface CompiledPolicy extends PolicySummary {
   readonly units?: readonly UnitPolicy[];
 }
 
-/** Validates `input`, naming `field` in errors (`limits`, `limits[1].windowMs`). */
-export function compilePolicy(input: PolicyInput, field: string): CompiledPolicy {
+/**
+ * Compiles limits per unit (unit-limits.ts), for the limiters that count them (a pacer's): a
+ * bare limiter's bundle carries none of it.
+ */
+export type UnitsCompiler = (input: UnitLimits, field: string) => CompiledPolicy;
+
+/** True for `{ requests: ..., tokens: ... }`, false for a policy or an array of them. */
+export function isUnitLimits(input: unknown): input is UnitLimits {
+  return (
+    typeof input === 'object' &&
+    input !== null &&
+    !Array.isArray(input) &&
+    !('limit' in input) &&
+    !('windowMs' in input)
+  );
+}
+
+/**
+ * Validates `input`, naming `field` in errors (`limits`, `limits[1].windowMs`); limits per unit
+ * are compiled by `units`, where given.
+ */
+export function compilePolicy(
+  input: PolicyInput,
+  field: string,
+  units?: UnitsCompiler,
+): CompiledPolicy {
   if (isUnitLimits(input)) {
-    const units = Object.keys(input).map((name, index) => {
-      const unit = input[name];
-      if (isUnitLimits(unit)) fail(`${field}.${name}`, 'a policy such as `perMinute(500)`', unit);
-      const policies = unit as Policy | readonly Policy[];
-      const counted =
-        index === 0 ? { input: policies, untilAnswer: false } : arrivalSafeUnit(policies);
-      const compiled = compilePolicy(counted.input, `${field}.${name}`);
-      return counted.untilAnswer ? { name, compiled, untilAnswer: true } : { name, compiled };
-    });
-    return compileUnits(units, field);
+    if (units !== undefined) return units(input, field);
+    if (Object.values(input).some((unit) => typeof unit === 'object' && unit !== null)) {
+      throw new TypeError(
+        `[fetch-pacer] \`${field}\` gives limits per unit: a pacer counts those (createPacer, createPacedFetch), a bare limiter one policy`,
+      );
+    }
   }
   const several = Array.isArray(input);
   if (several && input.length === 0) {
@@ -87,9 +100,10 @@ export function policyResolver(
   input: PolicyInput | PolicyResolver,
   field: string,
   check?: (compiled: CompiledPolicy, field: string) => void,
+  units?: UnitsCompiler,
 ): (key: string) => CompiledPolicy {
   const compile = (policy: PolicyInput, name: string) => {
-    const compiled = compilePolicy(policy, name);
+    const compiled = compilePolicy(policy, name, units);
     check?.(compiled, name);
     return compiled;
   };

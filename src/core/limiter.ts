@@ -1,5 +1,4 @@
-import type { Strategy } from './algorithms/index.js';
-import { ServerBlocks } from './blocks.js';
+import type { Strategy } from './algorithms/strategy.js';
 import { monotonic, performanceTicker, type Ticker } from './clock.js';
 import {
   type CompiledPolicy,
@@ -8,32 +7,16 @@ import {
   type PolicyResolver,
   type PolicySummary,
   policyResolver,
+  type UnitsCompiler,
 } from './compile.js';
 import { type Decision, deny, wholeMs } from './decision.js';
-import {
-  applySignal,
-  WithLearned,
-  type KeyStates,
-  type LearnedPolicy,
-  learnedCounterOf,
-  learnedRatePerMs,
-  learnedPolicyOf,
-} from './learning.js';
-import { assertSignal, type ServerSignal } from './signal.js';
+import type { ServerFeedback } from './feedback.js';
+import type { LearnedPolicy } from './learning.js';
 import { IncrementalSweep } from './sweep.js';
-import { Units } from './algorithms/units.js';
-import {
-  type Cost,
-  inspectUnits,
-  noUnitsError,
-  statesOfUnit,
-  type UnitCosts,
-  type UnitInspection,
-  unitVector,
-} from './units.js';
+import type { UnitLimitsPart } from './unit-limits.js';
+import type { Cost, UnitCosts } from './units.js';
 import {
   assertBound,
-  assertFiniteNumber,
   assertKey,
   assertKnownOptions,
   assertPositiveInteger,
@@ -60,21 +43,60 @@ export interface RateLimiterOptions {
 /**
  * A keyed rate limiter: one state per key (per user, per origin, per API token), each counted
  * under its policy. Pure and synchronous: it reads the ticker once per decision and never sets
- * a timer.
+ * a timer. Made by `createRateLimiter`.
  *
  * Keys whose state is at rest (identical to a fresh one) are dropped by an incremental sweep
  * that runs as new keys arrive, so millions of distinct keys over an app's life stay bounded
  * by how many are busy at once, without anyone calling `evictIdle()`.
  */
-export class RateLimiter {
+export interface RateLimiter {
+  /** Keys with live state. */
+  readonly size: number;
+  /** Decides for `key` and, when allowed, takes `cost` permits. Throws if `cost` can never fit. */
+  tryAcquire(key: string, cost?: number): Decision;
+  /** What `tryAcquire(key, cost)` would answer now, changing nothing. */
+  peek(key: string, cost?: number): Decision;
+  /**
+   * `cost` permits of `key` taken earlier were answered now: an `arrival-safe` policy counts
+   * them from here for one window (the other algorithms counted them at the take and ignore
+   * this). Call it when the response of a request arrives.
+   */
+  settle(key: string, cost?: number): void;
+  /**
+   * Permits available to `key` now as a float, partly refilled credit included (for gauges and
+   * animations); a key without state has its full capacity.
+   */
+  level(key: string): number;
+  /** What `key`'s policy allows (capacity, limit, sustained rate), without creating state. */
+  policyOf(key: string): PolicySummary;
+  /** Forgets `key`'s state, or every key's when called without one. */
+  reset(key?: string): void;
+  /** Drops every key at rest; returns how many keys were dropped. */
+  evictIdle(): number;
+}
+
+/**
+ * The optional parts of a limiter, as imported values so that a bundle carries only the parts
+ * it uses: `createRateLimiter` has none; a pacer's limiter (pacer-limiter.ts) has both.
+ */
+export interface LimiterParts {
+  /** Limits per unit (`unitLimits`, unit-limits.ts). */
+  readonly units?: UnitLimitsPart;
+  /** The server's blocks and what its answers teach (`serverFeedback`, feedback.ts). */
+  readonly feedback?: (limiter: KeyedLimiter, maxKeys: number) => ServerFeedback;
+}
+
+/**
+ * The keyed limiter behind `RateLimiter`, with the seams a pacer's limiter plugs its parts into
+ * (`LimiterParts`): a cost may then be amounts per unit, and the server's blocks deny.
+ */
+export class KeyedLimiter implements RateLimiter {
   private readonly states = new Map<string, Strategy>();
-  /** Ticker time until which a key is blocked by the server. Rarely non-empty. */
-  private readonly blocks: ServerBlocks;
-  private readonly compiled: (key: string) => CompiledPolicy;
-  private readonly maxKeys: number;
+  readonly compiled: (key: string) => CompiledPolicy;
+  readonly maxKeys: number;
   /**
    * The limiter's time base: its ticker, clamped (`monotonic`), so time never runs backwards
-   * here and a reading of NaN or ±Infinity is ignored. `blockUntil` takes times of it.
+   * here and a reading of NaN or ±Infinity is ignored. Blocks take times of it.
    */
   readonly now: Ticker;
   /** Drops keys at rest as new keys arrive (sweep.ts). */
@@ -93,8 +115,11 @@ export class RateLimiter {
    * count arrival-safe too. A bare limiter's caller is not assumed to.
    */
   answered = false;
+  /** The server's blocks and what it taught, for a pacer's limiter (undefined: none). */
+  readonly feedback: ServerFeedback | undefined;
+  readonly units: UnitLimitsPart | undefined;
 
-  constructor(options: RateLimiterOptions) {
+  constructor(options: RateLimiterOptions, parts: LimiterParts = {}) {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError(
         `[fetch-pacer] Expected RateLimiter options \`{ policy }\`, got ${describe(options)}`,
@@ -110,16 +135,15 @@ export class RateLimiter {
     }
     this.maxKeys = maxKeys;
     this.now = monotonic(clock);
-    this.blocks = new ServerBlocks(maxKeys);
-    this.compiled = policyResolver(policy, 'policy');
+    this.units = parts.units;
+    this.compiled = policyResolver(policy, 'policy', undefined, parts.units?.compile);
+    this.feedback = parts.feedback?.(this, maxKeys);
   }
 
-  /** Keys with live state. */
   get size(): number {
     return this.states.size;
   }
 
-  /** Decides for `key` and, when allowed, takes `cost` permits. Throws if `cost` can never fit. */
   tryAcquire(key: string, cost: Cost = 1): Decision {
     // One comparison on the usual path (a cost of 1), as before there were units.
     if (cost !== 1) {
@@ -128,67 +152,37 @@ export class RateLimiter {
     }
     const now = this.now();
     let state = this.states.get(key);
+    const { feedback } = this;
     if (state === undefined) {
       const compiled = this.compiledFor(key, cost);
-      const blocked = this.blockedDecision(key, now, cost, undefined, compiled.limit);
+      const blocked = feedback?.blocked(key, now, cost, undefined, compiled.limit);
       if (blocked !== undefined) return blocked;
-      if (this.states.size >= this.maxKeys && !this.makeRoom(now)) {
-        return this.keyLimitDecision(now, compiled.limit);
-      }
-      state = compiled.create();
-      if (state.settle !== undefined) this.settles = true;
-      this.sweep.step(now);
-      this.states.set(key, state);
-      this.noRestBefore = Number.NEGATIVE_INFINITY;
+      if (!this.roomFor(now)) return this.keyLimitDecision(now, compiled.limit);
+      state = this.add(key, compiled, now);
     } else {
       if (cost > state.capacity) throw costError(cost, state.capacity);
-      if (this.blocks.size !== 0) {
-        const blocked = this.blockedDecision(key, now, cost, state, 0);
+      if (feedback !== undefined && feedback.blocking !== 0) {
+        const blocked = feedback.blocked(key, now, cost, state, 0);
         if (blocked !== undefined) return blocked;
       }
     }
     return state.tryAcquire(now, cost);
   }
 
-  /**
-   * Takes `cost` permits of `key` from what it learned of the server alone (a slow start's
-   * requests in flight, a rate AIMD learned), not from its own policy: for a pacer whose store
-   * counts the policy for every client. Taken from both, the key's asks of the store were paced
-   * a second time here, out of step with the store's grants, and each ask the store denied
-   * spent a permit of its own: three processes on one store, one in a slow start asked 7-10 ms
-   * after every permit freed and got none for 4 s. With nothing learned (or limits per
-   * unit) it is `tryAcquire`. A server block denies, as there.
-   */
-  takeLearned(key: string, cost: Cost = 1): Decision {
-    const state = this.states.get(key);
-    if (typeof cost !== 'number' || !(state instanceof WithLearned)) {
-      return this.tryAcquire(key, cost);
-    }
-    assertPositiveInteger('cost', cost);
-    const now = this.now();
-    if (cost > state.capacity) throw costError(cost, state.capacity);
-    if (this.blocks.size !== 0) {
-      const blocked = this.blockedDecision(key, now, cost, state, 0);
-      if (blocked !== undefined) return blocked;
-    }
-    return state.takeLearned(now, cost);
-  }
-
-  /** What `tryAcquire(key, cost)` would answer now, changing nothing. */
   peek(key: string, cost: Cost = 1): Decision {
-    // One comparison on the usual path (a cost of 1), as before there were units.
     if (cost !== 1) {
       if (typeof cost === 'object') return this.decideUnits(key, cost, false);
       assertPositiveInteger('cost', cost);
     }
     const now = this.now();
     const state = this.states.get(key);
+    const { feedback } = this;
     if (state !== undefined) {
       if (cost > state.capacity) throw costError(cost, state.capacity);
-      return this.blockedDecision(key, now, cost, state, 0) ?? state.peek(now, cost);
+      return feedback?.blocked(key, now, cost, state, 0) ?? state.peek(now, cost);
     }
     const compiled = this.compiledFor(key, cost);
-    const blocked = this.blockedDecision(key, now, cost, undefined, compiled.limit);
+    const blocked = feedback?.blocked(key, now, cost, undefined, compiled.limit);
     if (blocked !== undefined) return blocked;
     if (this.states.size >= this.maxKeys && !this.anyAtRest(now)) {
       return this.keyLimitDecision(now, compiled.limit);
@@ -204,103 +198,15 @@ export class RateLimiter {
     this.states.get(key)?.catchUp?.(this.now(), lateMs);
   }
 
-  /**
-   * `cost` permits of `key` taken earlier were answered now: an `arrival-safe` policy counts
-   * them from here for one window (the other algorithms counted them at the take and ignore
-   * this). The pacer calls it as each task ends; a caller of the bare limiter with an
-   * `arrival-safe` policy calls it when the response of a request arrives.
-   */
   settle(key: string, cost: Cost = 1): void {
     const state = this.states.get(key);
     if (state?.settle === undefined) return;
     if (typeof cost === 'number') state.settle(this.now(), cost);
-    else if (state instanceof Units) {
-      state.answered(this.now(), unitVector(state.units, cost, 'cost'));
-    }
+    else this.units?.settle(state, this.now(), cost);
     // It may rest sooner now.
     this.noRestBefore = Number.NEGATIVE_INFINITY;
   }
 
-  /**
-   * Denies every request of `key` with `reason: 'blocked'` until the ticker reaches `until`
-   * (the server said Retry-After). A later block wins over an earlier one; `reset(key)` lifts it.
-   */
-  blockUntil(key: string, until: number): void {
-    assertKey(key);
-    assertFiniteNumber('until', until);
-    this.blocks.set(key, until, this.now());
-  }
-
-  /** The ticker time `key` is blocked until, or undefined when it is not blocked now. */
-  blockedUntil(key: string): number | undefined {
-    const until = this.blocks.get(key);
-    return until !== undefined && this.now() < until ? until : undefined;
-  }
-
-  /** The keys blocked now, sorted, frozen: the same array while the set is unchanged. */
-  blockedKeys(): readonly string[] {
-    return this.blocks.keys(this.now());
-  }
-
-  /** The earliest ticker time a server block ends, ended ones dropped (Infinity: none). */
-  nextBlockEnd(): number {
-    const end = this.blocks.nextEnd;
-    // No block kept (the usual case): no clock read.
-    if (end === Number.POSITIVE_INFINITY) return end;
-    const now = this.now();
-    if (end <= now) this.blocks.sweep(now);
-    return this.blocks.nextEnd;
-  }
-
-  /**
-   * What the server said of `key` (see `ServerSignal`): a count lowers local credit, a policy
-   * becomes a learned one, a refusal blocks the key or teaches a rate, a probe holds an unknown
-   * key to one request at a time. The rules are `applySignal`'s (learning.ts).
-   */
-  observe(key: string, signal: ServerSignal): void {
-    assertKey(key);
-    assertSignal(signal);
-    // A signal in a unit the key does not count is ignored.
-    const { unit } = signal as { readonly unit?: string };
-    const states = statesOfUnit(this.keyStates, key, unit);
-    if (states === undefined) return;
-    applySignal(states, key, this.now(), signal);
-    // The server's count in a unit already leaves out what it never charged: the credit given
-    // back to that unit before (`adjust`) is in it. Kept on top, it let the key think it had
-    // more tokens than the server's bucket held (bench:llm's late 429s with zero configuration).
-    const state = this.states.get(key);
-    const { remaining } = signal as { readonly remaining?: number };
-    if (state instanceof Units && remaining !== undefined) {
-      state.heardCount(this.now(), unit, remaining);
-    }
-  }
-
-  /**
-   * The real cost of a request of `key` is known (an LLM answer's `usage`): charges `delta` more
-   * in each unit it names, or gives it back where negative (see `Units.adjust`). For keys with
-   * limits per unit.
-   */
-  adjust(key: string, delta: UnitCosts): void {
-    assertKey(key);
-    const { units } = this.compiled(key);
-    if (units === undefined) throw noUnitsError(key, 'delta');
-    const amounts = unitVector(units, delta, 'delta', true);
-    // A give-back to a key at rest (no state) changes nothing.
-    if (!this.states.has(key) && amounts.every((amount) => amount <= 0)) return;
-    const state = this.stateFor(key, this.now());
-    if (state instanceof Units) state.adjust(this.now(), amounts);
-  }
-
-  /** Each unit of `key` (limits per unit only, else undefined): level, capacity, learned. */
-  unitsOf(key: string): Readonly<Record<string, UnitInspection>> | undefined {
-    assertKey(key);
-    return inspectUnits(this.compiled(key), this.states.get(key), this.now());
-  }
-
-  /**
-   * Permits available to `key` now as a float, partly refilled credit included (for gauges and
-   * animations); a key without state has its full capacity.
-   */
   level(key: string): number {
     const state = this.states.get(key);
     if (state !== undefined) return state.level(this.now());
@@ -309,98 +215,67 @@ export class RateLimiter {
   }
 
   /**
-   * What `key`'s policy allows (capacity, limit, sustained rate), without creating state, and
-   * the policy it learned (`learned`), which counts in the tightest figures. With a policy
-   * function, it is asked again.
+   * What `key`'s policy allows and, on a pacer's limiter, the policy it learned (`learned`),
+   * which counts in the tightest figures. With a policy function, it is asked again.
    */
   policyOf(key: string): PolicySummary & { readonly learned?: LearnedPolicy } {
     assertKey(key);
     const { capacity, limit, ratePerMs } = this.compiled(key);
-    const state = this.states.get(key);
-    const learned = learnedPolicyOf(state);
-    if (learned === undefined) return { capacity, limit, ratePerMs };
-    return {
-      capacity: Math.min(capacity, learnedCounterOf(state)?.capacity ?? capacity),
-      limit: Math.min(limit, learned.limit),
-      ratePerMs: learnedRatePerMs(ratePerMs, learned),
-      learned,
-    };
+    const summary = { capacity, limit, ratePerMs };
+    return this.feedback?.summarize(summary, this.states.get(key)) ?? summary;
   }
 
-  /** Forgets `key` (its state and any block), or every key when called without one. */
   reset(key?: string): void {
     if (key === undefined) {
       this.states.clear();
-      this.blocks.clear();
       this.sweep.restart();
       this.noRestBefore = Number.NEGATIVE_INFINITY;
-      return;
-    }
-    this.states.delete(key);
-    this.blocks.delete(key);
+    } else this.states.delete(key);
+    this.feedback?.reset(key);
   }
 
-  /** Drops every key at rest (and every expired block); returns how many keys were dropped. */
   evictIdle(): number {
     return this.sweepAll(this.now());
   }
 
-  /** `tryAcquire` (`take`) or `peek` for amounts per unit: as for a number, in every unit. */
+  /** `tryAcquire` (`take`) or `peek` with amounts per unit: the units part decides. */
   private decideUnits(key: string, costs: UnitCosts, take: boolean): Decision {
-    assertKey(key);
-    const compiled = this.compiled(key);
-    if (compiled.units === undefined) throw noUnitsError(key, 'cost');
-    const amounts = unitVector(compiled.units, costs, 'cost');
-    const now = this.now();
-    let state = this.states.get(key);
-    if (state === undefined && take) {
-      if (this.states.size >= this.maxKeys && !this.makeRoom(now)) {
-        return this.keyLimitDecision(now, compiled.limit);
-      }
-      state = compiled.create();
-      this.sweep.step(now);
-      this.states.set(key, state);
-      this.noRestBefore = Number.NEGATIVE_INFINITY;
-      if (state.settle !== undefined) this.settles = true;
-    } else if (state === undefined && this.states.size >= this.maxKeys && !this.anyAtRest(now)) {
-      return this.keyLimitDecision(now, compiled.limit);
+    if (this.units === undefined) {
+      throw new TypeError(
+        `[fetch-pacer] Expected \`cost\` to be a positive integer, got ${describe(costs)}`,
+      );
     }
-    const units = state instanceof Units ? state : new Units(compiled.units);
-    const blocked = this.blockedDecision(key, now, 0, undefined, compiled.limit);
-    if (blocked === undefined) return units.decide(now, amounts, take);
-    // Past the block every unit must still allow it: wait for both, as for a key of one unit.
-    const rate = units.decide(now, amounts, false);
-    const retryAfterMs = Math.max(rate.retryAfterMs, blocked.retryAfterMs);
-    return deny('blocked', retryAfterMs, 0, Math.max(rate.resetMs, blocked.resetMs), rate.limit);
+    return this.units.decide(this, key, costs, take);
   }
 
-  /** The state of `key`, made if it has none and there is room for it (`undefined` if not). */
-  private stateFor(key: string, now: number): Strategy | undefined {
-    let state = this.states.get(key);
-    if (state !== undefined) return state;
-    if (this.states.size >= this.maxKeys && !this.makeRoom(now)) return undefined;
-    state = this.compiled(key).create();
-    if (state.settle !== undefined) this.settles = true;
-    this.states.set(key, state);
-    this.noRestBefore = Number.NEGATIVE_INFINITY;
+  /** Makes the state of a new `key` (room for it was checked) and keeps it. */
+  add(key: string, compiled: CompiledPolicy, now: number): Strategy {
+    const state = compiled.create();
+    this.sweep.step(now);
+    this.replace(key, state);
     return state;
   }
 
-  /** The limiter's keys as the learning sees them (learning.ts). */
-  private readonly keyStates: KeyStates = {
-    stateFor: (key, now) => this.stateFor(key, now),
-    stateOf: (key) => this.states.get(key),
-    replace: (key, state) => {
-      if (state.settle !== undefined) this.settles = true;
-      this.states.set(key, state);
-      // The key may rest sooner (or later) with it.
-      this.noRestBefore = Number.NEGATIVE_INFINITY;
-    },
-    compiled: (key) => this.compiled(key),
-    blockUntil: (key, until) => this.blockUntil(key, until),
-    unblock: (key) => this.blocks.delete(key),
-    answered: () => this.answered,
-  };
+  // What the parts (feedback.ts, unit-limits.ts) use of the keys.
+
+  /** The state of `key`, if it has one. */
+  stateOf(key: string): Strategy | undefined {
+    return this.states.get(key);
+  }
+
+  /** The state of `key`, made if it has none and there is room for it (`undefined` if not). */
+  stateFor(key: string, now: number): Strategy | undefined {
+    const state = this.states.get(key);
+    if (state !== undefined) return state;
+    return this.roomFor(now) ? this.add(key, this.compiled(key), now) : undefined;
+  }
+
+  /** Puts `state` in place of `key`'s (it may rest sooner or later now). */
+  replace(key: string, state: Strategy): void {
+    if (state.settle !== undefined) this.settles = true;
+    this.states.set(key, state);
+    this.noRestBefore = Number.NEGATIVE_INFINITY;
+  }
 
   private compiledFor(key: string, cost: number): CompiledPolicy {
     assertKey(key);
@@ -409,41 +284,24 @@ export class RateLimiter {
     return compiled;
   }
 
-  /** A 'blocked' denial if the server's block on `key` still holds at `now`. */
-  private blockedDecision(
-    key: string,
-    now: number,
-    cost: number,
-    state: Strategy | undefined,
-    fallbackLimit: number,
-  ): Decision | undefined {
-    const until = this.blocks.get(key);
-    if (until === undefined) return undefined;
-    if (now >= until) {
-      this.blocks.delete(key);
-      return undefined;
-    }
-    let wait = wholeMs(until - now);
-    if (now + wait < until) wait++;
-    // Past the block the key's own policy must still allow it: wait for both.
-    const rate = state?.peek(now, cost);
-    const retryAfterMs = Math.max(wait, rate?.retryAfterMs ?? 0);
-    const resetMs = Math.max(wait, rate?.resetMs ?? 0);
-    return deny('blocked', retryAfterMs, 0, resetMs, rate?.limit ?? fallbackLimit);
-  }
-
-  private keyLimitDecision(now: number, limit: number): Decision {
+  /** The denial of a new key beyond `maxKeys`. */
+  keyLimitDecision(now: number, limit: number): Decision {
     const wait = Math.max(1, wholeMs(this.noRestBefore - now));
     return deny('key-limit', wait, 0, wait, limit);
   }
 
-  /** At the key bound: drop idle keys if any can be idle yet. True if there is room now. */
-  private makeRoom(now: number): boolean {
+  /**
+   * Whether a new key can get a state now: below `maxKeys`, or at the bound once the keys at
+   * rest are dropped (if any can be at rest yet).
+   */
+  roomFor(now: number): boolean {
+    if (this.states.size < this.maxKeys) return true;
     if (now >= this.noRestBefore) this.sweepAll(now);
     return this.states.size < this.maxKeys;
   }
 
-  private anyAtRest(now: number): boolean {
+  /** Whether a key at rest could be dropped now to make room (nothing is dropped). */
+  anyAtRest(now: number): boolean {
     if (now < this.noRestBefore) return false;
     for (const state of this.states.values()) if (state.isAtRest(now)) return true;
     return false;
@@ -461,19 +319,19 @@ export class RateLimiter {
         if (at < earliest) earliest = at;
       }
     }
-    this.blocks.sweep(now);
+    this.feedback?.sweep(now);
     this.noRestBefore = earliest;
     this.sweep.restart();
     return dropped;
   }
 }
 
-/** `new RateLimiter(options)`: a keyed rate limiter. */
+/** A keyed rate limiter (see `RateLimiter`). */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
-  return new RateLimiter(options);
+  return new KeyedLimiter(options);
 }
 
-function costError(cost: number, capacity: number): RangeError {
+export function costError(cost: number, capacity: number): RangeError {
   return new RangeError(
     `[fetch-pacer] A cost of ${cost} can never be allowed: the policy holds at most ${capacity} permits at once. Raise \`burst\` or \`limit\`, or split the request.`,
   );
@@ -483,7 +341,11 @@ function costError(cost: number, capacity: number): RangeError {
  * Validates a policy input and says what it allows, naming `field` in errors (the pacer calls
  * its option `limits`).
  */
-export function summarizePolicy(input: PolicyInput, field: string): PolicySummary {
-  const { capacity, limit, ratePerMs } = compilePolicy(input, field);
+export function summarizePolicy(
+  input: PolicyInput,
+  field: string,
+  units?: UnitsCompiler,
+): PolicySummary {
+  const { capacity, limit, ratePerMs } = compilePolicy(input, field, units);
   return { capacity, limit, ratePerMs };
 }

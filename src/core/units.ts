@@ -35,17 +35,6 @@ export interface UnitPolicy {
   readonly untilAnswer?: boolean;
 }
 
-/** True for `{ requests: ..., tokens: ... }`, false for a policy or an array of them. */
-export function isUnitLimits(input: unknown): input is UnitLimits {
-  return (
-    typeof input === 'object' &&
-    input !== null &&
-    !Array.isArray(input) &&
-    !('limit' in input) &&
-    !('windowMs' in input)
-  );
-}
-
 /**
  * A unit's policies as they are compiled. `'arrival-safe'` in a unit other than the main one
  * (the requests) is counted as a token bucket whose permits count from the send and refill only

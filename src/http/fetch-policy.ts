@@ -1,6 +1,6 @@
 import type { PolicyInput, PolicyResolver } from '../core/compile.js';
 import type { Policy } from '../core/policy.js';
-import { isUnitLimits } from '../core/units.js';
+import { isUnitLimits } from '../core/compile.js';
 
 /**
  * The paced fetch's own `limits` count `arrival-safe` unless they name an algorithm: the server

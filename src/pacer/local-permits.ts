@@ -1,4 +1,5 @@
 import type { Decision } from '../core/decision.js';
+import { adjustUnits } from '../core/unit-limits.js';
 import type { ServerSignal } from '../core/signal.js';
 import type { Cost, UnitCosts, UnitInspection } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
@@ -42,7 +43,7 @@ export class LocalPermits implements Permits {
     if (decision.reason === 'rate') {
       exact = (cost - limiter.level(key)) / limiter.policyOf(key).ratePerMs;
     } else if (decision.reason === 'blocked') {
-      exact = (limiter.blockedUntil(key) ?? Number.NaN) - this.core.now();
+      exact = (limiter.feedback.blockedUntil(key) ?? Number.NaN) - this.core.now();
     } else {
       return whole;
     }
@@ -182,7 +183,7 @@ export class LocalPermits implements Permits {
   blockUntil(_key: string, _until: number): void {}
 
   adjust(key: string, delta: UnitCosts): void {
-    this.core.limiter.adjust(key, delta);
+    adjustUnits(this.core.limiter, key, delta);
   }
 
   projectUnits(

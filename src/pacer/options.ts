@@ -1,4 +1,5 @@
 import { type PolicyInput, type PolicyResolver, summarizePolicy } from '../core/limiter.js';
+import { unitLimits } from '../core/unit-limits.js';
 import { assertBound, assertKnownOptions, fail } from '../core/validate.js';
 import { realClock } from './real-clock.js';
 import type { Store } from './store-contract.js';
@@ -118,7 +119,7 @@ export function resolvePacerOptions(options: PacerOptions): ResolvedPacerOptions
   } = options;
   if (limits === undefined) fail('limits', 'a policy such as `perSecond(10)`', limits);
   // A static policy is checked now, naming `limits`; a resolver's answers are checked per key.
-  if (typeof limits !== 'function') summarizePolicy(limits, 'limits');
+  if (typeof limits !== 'function') summarizePolicy(limits, 'limits', unitLimits.compile);
   if (!MODES.includes(mode)) fail('mode', "'queue' or 'reject'", mode, TypeError);
   assertCount('maxQueue', maxQueue);
   // `!(x >= 0)` is also true for NaN.

@@ -1,6 +1,6 @@
 import type { Ticker } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
-import type { RateLimiter } from '../core/limiter.js';
+import type { PacerLimiter } from '../core/pacer-limiter.js';
 import type { ServerSignal } from '../core/signal.js';
 import type { Cost, UnitCosts, UnitInspection } from '../core/units.js';
 import type { RateLimitError } from './errors.js';
@@ -70,7 +70,7 @@ export interface Permits {
 export interface SchedulerCore {
   readonly options: ResolvedPacerOptions;
   /** The pacer's local limiter: policies, capacity checks, projections, known server blocks. */
-  readonly limiter: RateLimiter;
+  readonly limiter: PacerLimiter;
   readonly waiting: WaitingTasks;
   readonly now: Ticker;
   readonly paused: boolean;

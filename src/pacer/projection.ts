@@ -1,5 +1,7 @@
 import { type Decision, deny, wholeMs } from '../core/decision.js';
-import type { LearnedPolicy, PolicySummary, RateLimiter } from '../core/limiter.js';
+import type { LearnedPolicy, PolicySummary } from '../core/limiter.js';
+import type { PacerLimiter } from '../core/pacer-limiter.js';
+import { unitsOf as unitsOfKey } from '../core/unit-limits.js';
 import type { UnitCosts, UnitInspection } from '../core/units.js';
 import type { KeyInspection } from './types.js';
 
@@ -14,7 +16,7 @@ import type { KeyInspection } from './types.js';
  * `concurrency`, tasks of higher priority that arrive later, and server blocks to come.
  */
 export function project(
-  limiter: RateLimiter,
+  limiter: PacerLimiter,
   info: PolicySummary,
   key: string,
   total: number,
@@ -29,11 +31,11 @@ export function project(
  * line of long prompts waits for its tokens, not its requests).
  */
 export function projectUnits(
-  limiter: RateLimiter,
+  limiter: PacerLimiter,
   key: string,
   ahead: Readonly<Record<string, number>>,
   own: UnitCosts,
-  units: Readonly<Record<string, UnitInspection>> | undefined = limiter.unitsOf(key),
+  units: Readonly<Record<string, UnitInspection>> | undefined = unitsOfKey(limiter, key),
 ): Decision {
   if (units === undefined) return limiter.peek(key, own); // throws: the key counts one unit
   const { fits, restMs } = splitUnits(units, (name) => (ahead[name] ?? 0) + (own[name] ?? 0));
@@ -91,7 +93,7 @@ export function projectFrom(first: Decision, info: PolicySummary, total: number)
  * waits only for a concurrency slot and the permits exist.
  */
 export function denyBehind(
-  limiter: RateLimiter,
+  limiter: PacerLimiter,
   info: PolicySummary,
   key: string,
   total: number,
@@ -107,7 +109,7 @@ export function behind(projected: Decision): Decision {
 
 /** `inspect(key)` at ticker time `at`; `head` is the task of the key that goes next, if any. */
 export function inspectKey(
-  limiter: RateLimiter,
+  limiter: PacerLimiter,
   info: PolicySummary & { readonly learned?: LearnedPolicy },
   key: string,
   at: number,
@@ -120,7 +122,7 @@ export function inspectKey(
     capacity: info.capacity,
     limit: info.limit,
     queued,
-    blockedUntil: limiter.blockedUntil(key),
+    blockedUntil: limiter.feedback.blockedUntil(key),
     ...(info.learned === undefined ? {} : { learned: info.learned }),
     ...unitsOf(limiter, key),
   };
@@ -130,7 +132,7 @@ export function inspectKey(
 }
 
 /** `{ units }` for a key with limits per unit, else nothing (a plain key's inspection is unchanged). */
-function unitsOf(limiter: RateLimiter, key: string): Pick<KeyInspection, 'units'> {
-  const units = limiter.unitsOf(key);
+function unitsOf(limiter: PacerLimiter, key: string): Pick<KeyInspection, 'units'> {
+  const units = unitsOfKey(limiter, key);
   return units === undefined ? {} : { units };
 }

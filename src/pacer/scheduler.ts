@@ -1,7 +1,9 @@
 import { monotonic, type Ticker } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
 import type { Cost, UnitCosts } from '../core/units.js';
-import { RateLimiter, type ServerSignal } from '../core/limiter.js';
+import type { ServerSignal } from '../core/limiter.js';
+import { createPacerLimiter, type PacerLimiter } from '../core/pacer-limiter.js';
+import { unitsOf } from '../core/unit-limits.js';
 import { assertPositiveInteger } from '../core/validate.js';
 import { onAbort } from './abort.js';
 import { PacerDisposedError, type RateLimitError } from './errors.js';
@@ -34,7 +36,7 @@ import { WaitingTasks } from './waiting.js';
  * none of its code.
  */
 export class Scheduler implements SchedulerCore {
-  readonly limiter: RateLimiter;
+  readonly limiter: PacerLimiter;
   readonly waiting: WaitingTasks;
   private readonly permits: Permits;
   private readonly timer: Timer;
@@ -69,7 +71,7 @@ export class Scheduler implements SchedulerCore {
     const { limits, maxKeys, clock } = options;
     const read = monotonic(() => clock.now());
     this.now = () => this.pinned ?? read();
-    this.limiter = new RateLimiter({ policy: limits, maxKeys, clock: this.now });
+    this.limiter = createPacerLimiter({ policy: limits, maxKeys, clock: this.now });
     this.waiting = new WaitingTasks(
       (key, cost, now) => this.waitAt(key, cost, now),
       this.now,
@@ -98,7 +100,7 @@ export class Scheduler implements SchedulerCore {
       inFlight: this.running.count,
       admitted: this.admitted,
       denied: this.denied,
-      blockedKeys: this.limiter.blockedKeys(),
+      blockedKeys: this.limiter.feedback.blockedKeys(),
       paused: this.paused,
       disposed: this.disposed,
     }));
@@ -151,14 +153,14 @@ export class Scheduler implements SchedulerCore {
 
   blockUntil(key: string, until: number): void {
     assertKey(key);
-    this.limiter.blockUntil(key, until);
+    this.limiter.feedback.blockUntil(key, until);
     this.permits.blockUntil(key, until);
     this.retime(key);
   }
 
   observe(key: string, signal: ServerSignal): void {
     assertKey(key);
-    this.limiter.observe(key, signal);
+    this.limiter.feedback.observe(key, signal);
     this.permits.observe(key, signal);
     this.retime(key);
   }
@@ -294,7 +296,7 @@ export class Scheduler implements SchedulerCore {
     this.progress.refresh(
       (key) => this.waiting.waitingKey(key),
       (key) => ({
-        blockedUntil: this.limiter.blockedUntil(key),
+        blockedUntil: this.limiter.feedback.blockedUntil(key),
         ratePerMs: this.limiter.policyOf(key).ratePerMs,
         rejectMode: this.options.mode === 'reject',
         awaitingAnswers: this.limiter.peek(key, 1).reason === 'in-flight',
@@ -306,7 +308,7 @@ export class Scheduler implements SchedulerCore {
 
   /** `KeyState.units` of `key` at `at`: its projected starts, if it counts several units. */
   private unitStarts(key: string, at: number): UnitStarts | 'unknown' | undefined {
-    const units = this.limiter.unitsOf(key);
+    const units = unitsOf(this.limiter, key);
     if (units === undefined) return undefined;
     const { permits } = this;
     if (permits.projectUnits === undefined) return 'unknown';
@@ -326,7 +328,7 @@ export class Scheduler implements SchedulerCore {
     // With every slot taken nothing can start on a timer: the next settle pumps instead.
     const none = Number.POSITIVE_INFINITY;
     const due = this.hasSlot() ? (this.waiting.earliest()?.due ?? none) : none;
-    const at = Math.min(due, this.limiter.nextBlockEnd());
+    const at = Math.min(due, this.limiter.feedback.nextBlockEnd());
     if (at === none) {
       this.timer.clear();
       return;

@@ -1,4 +1,5 @@
 import type { Decision } from '../core/decision.js';
+import { unitLimits } from '../core/unit-limits.js';
 import {
   type CompiledPolicy,
   type PolicyInput,
@@ -42,8 +43,11 @@ export class StoreLink {
     onEvent: (event: StoreEvent) => void,
   ) {
     // A store that cannot count a static policy says so now, from createPacer.
-    this.limitsOf = policyResolver(limits, 'limits', (compiled, field) =>
-      checkStoreLimits(store, compiled, field),
+    this.limitsOf = policyResolver(
+      limits,
+      'limits',
+      (compiled, field) => checkStoreLimits(store, compiled, field),
+      unitLimits.compile,
     );
     this.unsubscribe = store.subscribe?.((event) => {
       if (!this.lifetime.signal.aborted) onEvent(event);

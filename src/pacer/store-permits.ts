@@ -51,7 +51,7 @@ export class StorePermits implements Permits {
 
   /** ms until the server block on `key` that this pacer knows of ends; 0 when none. */
   private blockWait(key: string): number {
-    const until = this.core.limiter.blockedUntil(key);
+    const until = this.core.limiter.feedback.blockedUntil(key);
     return until === undefined ? 0 : until - this.core.now();
   }
 
@@ -164,7 +164,7 @@ export class StorePermits implements Permits {
       capacity: info.capacity,
       limit: info.limit,
       queued: waiting?.line.size ?? 0,
-      blockedUntil: this.core.limiter.blockedUntil(key),
+      blockedUntil: this.core.limiter.feedback.blockedUntil(key),
       ...(info.learned === undefined ? {} : { learned: info.learned }),
     };
     if (waiting === undefined || waiting.line.head === undefined) return Object.freeze(inspection);
@@ -182,7 +182,7 @@ export class StorePermits implements Permits {
       const waiting = this.core.waiting.earliest();
       if (waiting === undefined) return;
       if (waiting.due > this.core.now()) return;
-      const blocked = this.core.limiter.blockedUntil(waiting.key);
+      const blocked = this.core.limiter.feedback.blockedUntil(waiting.key);
       if (blocked !== undefined) {
         // A block this pacer knows of needs no store call: wait it out, or reject at once.
         if (stopAtDenial) this.core.waiting.postpone(waiting, blocked);
@@ -313,9 +313,9 @@ export class StorePermits implements Permits {
     const now = this.core.now();
     const last = answers[answers.length - 1];
     if (last !== undefined) this.shared.record(key, last, now, this.core.limiter.policyOf(key));
-    const held = this.core.paused || this.core.limiter.blockedUntil(key) !== undefined;
+    const held = this.core.paused || this.core.limiter.feedback.blockedUntil(key) !== undefined;
     const sorted = sortAnswers(batch, answers, this.core.options.mode === 'reject', held);
-    if (sorted.blockedMs > 0) this.core.limiter.blockUntil(key, now + sorted.blockedMs);
+    if (sorted.blockedMs > 0) this.core.limiter.feedback.blockUntil(key, now + sorted.blockedMs);
     for (const [task, decision] of sorted.rejects) {
       this.core.waiting.remove(task);
       this.core.count(0, 1);
@@ -323,7 +323,7 @@ export class StorePermits implements Permits {
     }
     for (const task of sorted.starts) {
       this.core.waiting.remove(task);
-      if (gated) this.core.limiter.takeLearned(key, task.units ?? task.cost);
+      if (gated) this.core.limiter.feedback.takeLearned(key, task.units ?? task.cost);
     }
     let due = now;
     const { waitFor } = sorted;
@@ -362,7 +362,7 @@ export class StorePermits implements Permits {
     if (this.core.disposed || typeof event?.key !== 'string') return;
     const { key, blockedMs } = event;
     if (typeof blockedMs === 'number' && blockedMs > 0) {
-      this.core.limiter.blockUntil(key, this.core.now() + blockedMs);
+      this.core.limiter.feedback.blockUntil(key, this.core.now() + blockedMs);
       this.core.retime(key);
       return;
     }

@@ -1,5 +1,6 @@
 import type { Decision } from '../core/decision.js';
-import { RateLimiter } from '../core/limiter.js';
+import { createPacerLimiter, type PacerLimiter } from '../core/pacer-limiter.js';
+import { adjustUnits } from '../core/unit-limits.js';
 import type { Policy, ResolvedPolicy } from '../core/policy.js';
 import type { ServerSignal } from '../core/signal.js';
 import type { UnitCosts, UnitLimits } from '../core/units.js';
@@ -25,14 +26,14 @@ type Call = Pick<StoreCall, 'limits' | 'units'>;
  * do not. Its server blocks are the limiter's, kept once.
  */
 export class LocalLimits {
-  private readonly limiter: RateLimiter;
+  private readonly limiter: PacerLimiter;
   /** The policies of the call under way: what a key that has no state yet is made with. */
   private current: Counted = { input: [], units: undefined };
   /** A pacer's limits come as one frozen array per policy: each is converted once. */
   private readonly converted = new WeakMap<Limits, Counted>();
 
   constructor(clock: () => number = () => performance.now()) {
-    this.limiter = new RateLimiter({ policy: () => this.current.input, clock });
+    this.limiter = createPacerLimiter({ policy: () => this.current.input, clock });
   }
 
   takeMany(key: string, costs: readonly StoreCost[], stopAtDenial: boolean, call: Call) {
@@ -52,7 +53,7 @@ export class LocalLimits {
   }
 
   block(key: string, ms: number): void {
-    this.limiter.blockUntil(key, this.limiter.now() + ms);
+    this.limiter.feedback.blockUntil(key, this.limiter.now() + ms);
   }
 
   /** As the shared bucket takes it (`effectOn`), so counting alone changes nothing of it. */
@@ -65,9 +66,10 @@ export class LocalLimits {
     const named = unit === undefined ? {} : { unit };
     if (learns !== undefined) {
       const { limit, windowMs } = learns;
-      this.limiter.observe(key, { kind: 'policy', limit, windowMs, ...named });
+      this.limiter.feedback.observe(key, { kind: 'policy', limit, windowMs, ...named });
     }
-    if (remaining !== undefined) this.limiter.observe(key, { kind: 'quota', remaining, ...named });
+    if (remaining !== undefined)
+      this.limiter.feedback.observe(key, { kind: 'quota', remaining, ...named });
     if (blockMs > 0) this.block(key, blockMs);
   }
 
@@ -78,7 +80,7 @@ export class LocalLimits {
     if (units === undefined) return;
     const delta: Record<string, number> = {};
     for (const [name, first] of units) delta[name] = amounts[first] ?? 0;
-    this.limiter.adjust(key, delta);
+    adjustUnits(this.limiter, key, delta);
   }
 
   reset(key: string): void {

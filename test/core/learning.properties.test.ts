@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Algorithm, createRateLimiter, type Policy } from '../../src/index.js';
+import type { Algorithm, Policy } from '../../src/index.js';
+import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 // A key that learned a policy on top of its own: whatever its own policy (all five algorithms),
@@ -52,15 +53,19 @@ describe('a learned policy', () => {
         fc.nat({ max: 119 }),
         (policy, learned, run, learnAt) => {
           const clock = createManualClock();
-          const limiter = createRateLimiter({ policy, clock: clock.now });
-          const alone = createRateLimiter({ policy, clock: clock.now });
+          const limiter = createPacerLimiter({ policy, clock: clock.now });
+          const alone = createPacerLimiter({ policy, clock: clock.now });
           const taken: Array<{ at: number; charge: number }> = [];
           let learnedAt: number | undefined;
           run.forEach(({ gap, cost: wanted }, index) => {
             clock.advance(gap);
             if (index === learnAt % run.length) {
               const before = limiter.level('k');
-              limiter.observe('k', { kind: 'policy', remaining: learned.limit, ...learned });
+              limiter.feedback.observe('k', {
+                kind: 'policy',
+                remaining: learned.limit,
+                ...learned,
+              });
               expect(limiter.level('k')).toBeLessThanOrEqual(before + 1e-9);
               learnedAt = clock.now();
             }

@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { AIMD } from '../../src/core/learning.js';
 import type { ServerSignal } from '../../src/core/signal.js';
 import { SLOW_START } from '../../src/core/slow-start.js';
-import { createRateLimiter, type Policy, type PolicyInput, perSecond } from '../../src/index.js';
+import { type Policy, type PolicyInput, perSecond } from '../../src/index.js';
+import { createPacerLimiter, type PacerLimiter } from '../../src/core/pacer-limiter.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { schemeCounter } from '../support/counting-servers.js';
 
 function setup(policy: PolicyInput, maxKeys?: number) {
   const clock = createManualClock();
-  const limiter = createRateLimiter({
+  const limiter = createPacerLimiter({
     policy,
     clock: clock.now,
     ...(maxKeys === undefined ? {} : { maxKeys }),
@@ -17,7 +18,7 @@ function setup(policy: PolicyInput, maxKeys?: number) {
 }
 
 /** Takes permits of `key` until denied; how many it got. */
-function drain(limiter: ReturnType<typeof createRateLimiter>, key: string): number {
+function drain(limiter: PacerLimiter, key: string): number {
   let taken = 0;
   while (limiter.tryAcquire(key).allowed) taken++;
   return taken;
@@ -26,7 +27,7 @@ function drain(limiter: ReturnType<typeof createRateLimiter>, key: string): numb
 describe('observe adopting the policy the server advertises', () => {
   it('adds the server policy as a sliding log on top of the own one, the tighter deciding', () => {
     const { clock, limiter } = setup(perSecond(1000));
-    limiter.observe('api', { kind: 'policy', remaining: 20, limit: 20, windowMs: 1000 });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 20, limit: 20, windowMs: 1000 });
     expect(limiter.policyOf('api')).toEqual({
       capacity: 20,
       limit: 20,
@@ -45,13 +46,18 @@ describe('observe adopting the policy the server advertises', () => {
     const { limiter } = setup(perSecond(1000));
     for (let i = 0; i < 300; i++) limiter.tryAcquire('api');
     // 300 requests are out; the first answer says 19 are left (it counted only itself).
-    limiter.observe('api', { kind: 'policy', remaining: 19, limit: 20, windowMs: 1000 });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 19, limit: 20, windowMs: 1000 });
     expect(limiter.level('api')).toBe(0);
     expect(limiter.tryAcquire('api').allowed).toBe(false);
 
     const tight = setup(perSecond(10));
     for (let i = 0; i < 7; i++) tight.limiter.tryAcquire('api');
-    tight.limiter.observe('api', { kind: 'policy', remaining: 100, limit: 100, windowMs: 60_000 });
+    tight.limiter.feedback.observe('api', {
+      kind: 'policy',
+      remaining: 100,
+      limit: 100,
+      windowMs: 60_000,
+    });
     // Its own policy still decides: 3 left, not 93.
     expect(drain(tight.limiter, 'api')).toBe(3);
   });
@@ -59,14 +65,14 @@ describe('observe adopting the policy the server advertises', () => {
   it('keeps its count while the server says the same policy, and replaces a changed one', () => {
     const { clock, limiter } = setup(perSecond(1000));
     const policy = { limit: 5, windowMs: 1000 };
-    limiter.observe('api', { kind: 'policy', remaining: 5, ...policy });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 5, ...policy });
     expect(drain(limiter, 'api')).toBe(5);
     // Stale answers (sent before the others) do not hand the window back.
-    limiter.observe('api', { kind: 'policy', remaining: 4, ...policy });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 4, ...policy });
     expect(limiter.tryAcquire('api').allowed).toBe(false);
     // The server now says 10 per second: the 5 in use still count.
     clock.set(500);
-    limiter.observe('api', { kind: 'policy', remaining: 5, limit: 10, windowMs: 1000 });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 5, limit: 10, windowMs: 1000 });
     expect(limiter.policyOf('api').learned).toEqual({
       limit: 10,
       windowMs: 1000,
@@ -79,29 +85,29 @@ describe('observe adopting the policy the server advertises', () => {
 
   it('keeps its own window when the server infers one for the same limit, and ends a slow start', () => {
     const { limiter } = setup(perSecond(10));
-    limiter.observe('api', { kind: 'start' });
+    limiter.feedback.observe('api', { kind: 'start' });
     expect(limiter.policyOf('api').learned).toMatchObject({ source: 'start' });
     // A sliding server's reset (up to two windows) read as the window of 10: not its own 1 s.
-    limiter.observe('api', { kind: 'policy', limit: 10, windowMs: 1978, inferred: true });
+    limiter.feedback.observe('api', { kind: 'policy', limit: 10, windowMs: 1978, inferred: true });
     expect(limiter.policyOf('api').learned).toBeUndefined();
     // Stated, or of another limit, it is learned.
-    limiter.observe('api', { kind: 'policy', limit: 10, windowMs: 1978 });
+    limiter.feedback.observe('api', { kind: 'policy', limit: 10, windowMs: 1978 });
     expect(limiter.policyOf('api').learned).toMatchObject({ limit: 10, windowMs: 1978 });
   });
 
   it('keeps its count while an inferred window wobbles within a tenth (a reset read through jitter)', () => {
     const { clock, limiter } = setup(perSecond(1000));
-    limiter.observe('api', { kind: 'policy', remaining: 5, limit: 5, windowMs: 980 });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 5, limit: 5, windowMs: 980 });
     expect(drain(limiter, 'api')).toBe(5);
     // koa-ratelimit's fixed window read at each answer: 957-992 ms through 5-60 ms of jitter.
     // Re-adopting would stamp the 5 in use at 600, and hold the key until 1557.
     clock.set(600);
-    limiter.observe('api', { kind: 'policy', remaining: 0, limit: 5, windowMs: 957 });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 0, limit: 5, windowMs: 957 });
     expect(limiter.policyOf('api').learned).toEqual({ limit: 5, windowMs: 980, source: 'server' });
     clock.set(980);
     expect(drain(limiter, 'api')).toBe(5);
     // Beyond a tenth it is another policy.
-    limiter.observe('api', { kind: 'policy', remaining: 5, limit: 5, windowMs: 2000 });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 5, limit: 5, windowMs: 2000 });
     expect(limiter.policyOf('api').learned).toMatchObject({ windowMs: 2000 });
   });
 
@@ -110,11 +116,11 @@ describe('observe adopting the policy the server advertises', () => {
     const policy = { limit: 20, windowMs: 1000 };
     limiter.tryAcquire('api');
     clock.set(5);
-    limiter.observe('api', { kind: 'policy', remaining: 19, resetMs: 1000, ...policy });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 19, resetMs: 1000, ...policy });
     for (let i = 0; i < 19; i++) limiter.tryAcquire('api');
     clock.set(30);
     // The reset is in whole seconds: "1 s" from 30 ms would hold the key until 1030.
-    limiter.observe('api', { kind: 'policy', remaining: 0, resetMs: 1000, ...policy });
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 0, resetMs: 1000, ...policy });
     expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 975 });
     clock.set(1005);
     expect(limiter.tryAcquire('api').allowed).toBe(true);
@@ -123,7 +129,7 @@ describe('observe adopting the policy the server advertises', () => {
   it('trusts a reset sooner than the window (a fixed window) instead of counting a whole window', () => {
     const { clock, limiter } = setup(perSecond(100));
     limiter.tryAcquire('api');
-    limiter.observe('api', {
+    limiter.feedback.observe('api', {
       kind: 'policy',
       remaining: 0,
       resetMs: 5000,
@@ -138,15 +144,19 @@ describe('observe adopting the policy the server advertises', () => {
   it('adopts nothing from a limit without its window, nor from a malformed policy', () => {
     const { limiter } = setup(perSecond(100));
     // A limit without its window, as a careless caller might send it.
-    limiter.observe('a', { kind: 'policy', remaining: 50, limit: 60 } as unknown as ServerSignal);
-    limiter.observe('b', { kind: 'policy', remaining: 0, limit: 0, windowMs: 1000 });
-    limiter.observe('c', { kind: 'policy', remaining: 1, limit: 2, windowMs: Number.NaN });
+    limiter.feedback.observe('a', {
+      kind: 'policy',
+      remaining: 50,
+      limit: 60,
+    } as unknown as ServerSignal);
+    limiter.feedback.observe('b', { kind: 'policy', remaining: 0, limit: 0, windowMs: 1000 });
+    limiter.feedback.observe('c', { kind: 'policy', remaining: 1, limit: 2, windowMs: Number.NaN });
     for (const key of ['a', 'b', 'c']) expect(limiter.policyOf(key).learned).toBeUndefined();
   });
 
   it('drops the learned policy with the key at rest, or on learn(key, undefined) and reset', () => {
     const { clock, limiter } = setup(perSecond(10));
-    limiter.observe('a', { kind: 'policy', remaining: 3, limit: 3, windowMs: 1000 });
+    limiter.feedback.observe('a', { kind: 'policy', remaining: 3, limit: 3, windowMs: 1000 });
     limiter.tryAcquire('a');
     expect(limiter.evictIdle()).toBe(0);
     clock.set(1000);
@@ -154,11 +164,11 @@ describe('observe adopting the policy the server advertises', () => {
     expect(limiter.policyOf('a').learned).toBeUndefined();
     expect(drain(limiter, 'a')).toBe(10);
 
-    limiter.observe('b', { kind: 'probe', limit: 1, windowMs: 1000 });
+    limiter.feedback.observe('b', { kind: 'probe', limit: 1, windowMs: 1000 });
     expect(limiter.policyOf('b').learned?.source).toBe('client');
-    limiter.observe('b', { kind: 'answered' });
+    limiter.feedback.observe('b', { kind: 'answered' });
     expect(limiter.policyOf('b').learned).toBeUndefined();
-    limiter.observe('c', { kind: 'probe', limit: 1, windowMs: 1000 });
+    limiter.feedback.observe('c', { kind: 'probe', limit: 1, windowMs: 1000 });
     limiter.reset('c');
     expect(limiter.policyOf('c').learned).toBeUndefined();
   });
@@ -166,19 +176,19 @@ describe('observe adopting the policy the server advertises', () => {
   it('counts a learned policy against maxKeys: no room, nothing learned', () => {
     const { limiter } = setup(perSecond(10), 1);
     limiter.tryAcquire('busy');
-    limiter.observe('new', { kind: 'policy', remaining: 5, limit: 5, windowMs: 1000 });
-    limiter.observe('new', { kind: 'probe', limit: 1, windowMs: 1000 });
+    limiter.feedback.observe('new', { kind: 'policy', remaining: 5, limit: 5, windowMs: 1000 });
+    limiter.feedback.observe('new', { kind: 'probe', limit: 1, windowMs: 1000 });
     expect(limiter.size).toBe(1);
     expect(limiter.policyOf('new').learned).toBeUndefined();
     // The busy key itself learns without taking a second slot.
-    limiter.observe('busy', { kind: 'policy', remaining: 5, limit: 5, windowMs: 1000 });
+    limiter.feedback.observe('busy', { kind: 'policy', remaining: 5, limit: 5, windowMs: 1000 });
     expect(limiter.size).toBe(1);
     expect(limiter.policyOf('busy').learned?.limit).toBe(5);
   });
 
   it('charges a request bigger than the learned window all of it instead of waiting forever', () => {
     const { clock, limiter } = setup(perSecond(100));
-    limiter.observe('a', { kind: 'probe', limit: 5, windowMs: 1000 });
+    limiter.feedback.observe('a', { kind: 'probe', limit: 5, windowMs: 1000 });
     expect(limiter.tryAcquire('a', 50).allowed).toBe(true);
     expect(limiter.tryAcquire('a').allowed).toBe(false);
     clock.set(1000);
@@ -192,7 +202,7 @@ describe('a window inferred from a reset that turns out to be a bucket refill', 
     const setupped = setup(perSecond(1000));
     const { limiter } = setupped;
     const policy = { kind: 'policy', limit: 20, remaining: 19, inferred: true } as const;
-    limiter.observe('api', { ...policy, windowMs: resetMs, resetMs });
+    limiter.feedback.observe('api', { ...policy, windowMs: resetMs, resetMs });
     expect(limiter.policyOf('api').learned).toEqual({
       limit: 20,
       windowMs: resetMs,
@@ -206,7 +216,7 @@ describe('a window inferred from a reset that turns out to be a bucket refill', 
     // request used, so the first answer's reset reads as a window of 20 per 50 ms.
     const { limiter, policy } = opened(50);
     for (let used = 2; used <= 4; used++) {
-      limiter.observe('api', {
+      limiter.feedback.observe('api', {
         kind: 'quota',
         limit: 20,
         remaining: 20 - used,
@@ -215,14 +225,14 @@ describe('a window inferred from a reset that turns out to be a bucket refill', 
       expect(limiter.policyOf('api').learned?.windowMs).toBe(50);
     }
     // The reset moved 200 ms out while the count fell: no window of 50 ms does that.
-    limiter.observe('api', { kind: 'quota', limit: 20, remaining: 15, resetMs: 250 });
+    limiter.feedback.observe('api', { kind: 'quota', limit: 20, remaining: 15, resetMs: 250 });
     expect(limiter.policyOf('api').learned).toEqual({
       limit: 20,
       windowMs: 1000,
       source: 'server',
     });
     // An answer that looks like a window's first again does not make it one.
-    limiter.observe('api', { ...policy, windowMs: 45, resetMs: 45 });
+    limiter.feedback.observe('api', { ...policy, windowMs: 45, resetMs: 45 });
     expect(limiter.policyOf('api').learned?.windowMs).toBe(1000);
   });
 
@@ -231,7 +241,12 @@ describe('a window inferred from a reset that turns out to be a bucket refill', 
     for (let used = 2; used <= 10; used++) {
       clock.set(used * 100);
       // `x-ratelimit-reset: 1` all window long: read as 1 s from each answer.
-      limiter.observe('api', { kind: 'quota', limit: 20, remaining: 20 - used, resetMs: 1000 });
+      limiter.feedback.observe('api', {
+        kind: 'quota',
+        limit: 20,
+        remaining: 20 - used,
+        resetMs: 1000,
+      });
     }
     expect(limiter.policyOf('api').learned).toEqual({
       limit: 20,
@@ -246,8 +261,8 @@ describe("a slow start and the server's count", () => {
   function started(window: number) {
     const setupped = setup(perSecond(1000));
     const { limiter } = setupped;
-    limiter.observe('api', { kind: 'start' });
-    for (let i = 1; i < window; i++) limiter.observe('api', { kind: 'answered' });
+    limiter.feedback.observe('api', { kind: 'start' });
+    for (let i = 1; i < window; i++) limiter.feedback.observe('api', { kind: 'answered' });
     expect(limiter.policyOf('api').learned).toMatchObject({ limit: window, source: 'start' });
     return setupped;
   }
@@ -255,7 +270,7 @@ describe("a slow start and the server's count", () => {
   it('grows by one per answer up to LIMITED_FROM in flight, then by half of that per window of answers', () => {
     const { limiter } = started(SLOW_START.LIMITED_FROM);
     const windowAfter = (answers: number) => {
-      for (let i = 0; i < answers; i++) limiter.observe('api', { kind: 'answered' });
+      for (let i = 0; i < answers; i++) limiter.feedback.observe('api', { kind: 'answered' });
       return limiter.policyOf('api').learned?.limit;
     };
     // 16 answers (a round trip of 16 in flight) add at most 8, not 16; the next 24 about 8
@@ -265,7 +280,7 @@ describe("a slow start and the server's count", () => {
     // All 300 answers of a server of 60 that answers at once leave it near 100, not 316: what
     // it has out when the first refusal comes back is about a third of a window past the limit.
     const { limiter: other } = started(1);
-    for (let i = 0; i < 60; i++) other.observe('api', { kind: 'answered' });
+    for (let i = 0; i < 60; i++) other.feedback.observe('api', { kind: 'answered' });
     expect(other.policyOf('api').learned?.limit).toBeLessThan(40);
   });
 
@@ -274,7 +289,7 @@ describe("a slow start and the server's count", () => {
     // Two out when the server says 5 are left: they may arrive after the answer it counted.
     limiter.tryAcquire('api');
     limiter.tryAcquire('api');
-    limiter.observe('api', { kind: 'quota', remaining: 5, limit: 60 });
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 5, limit: 60 });
     expect(drain(limiter, 'api')).toBe(3);
     expect(limiter.peek('api')).toMatchObject({ allowed: false, reason: 'in-flight' });
     for (let i = 0; i < 5; i++) limiter.settle('api');
@@ -284,7 +299,7 @@ describe("a slow start and the server's count", () => {
     expect(limiter.peek('api')).toMatchObject({ allowed: false, reason: 'in-flight' });
     // Its answer, heard with nothing out, says the window reset: the window is free again
     // (once the key's own bucket, lowered to the server's count too, has refilled).
-    limiter.observe('api', { kind: 'quota', remaining: 59, limit: 60 });
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 59, limit: 60 });
     clock.advance(100);
     expect(drain(limiter, 'api')).toBe(16);
   });
@@ -293,14 +308,14 @@ describe("a slow start and the server's count", () => {
     const { limiter } = started(16);
     limiter.tryAcquire('api');
     limiter.tryAcquire('api');
-    limiter.observe('api', { kind: 'quota', remaining: 6 });
-    limiter.observe('api', { kind: 'quota', remaining: 9 });
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 6 });
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 9 });
     expect(drain(limiter, 'api')).toBe(4);
   });
 
   it('lets one more go alone after WAIT_MS when the lone request never answered', () => {
     const { clock, limiter } = started(4);
-    limiter.observe('api', { kind: 'quota', remaining: 0 });
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 0 });
     clock.advance(100);
     expect(drain(limiter, 'api')).toBe(1);
     limiter.settle('api'); // a network error: no answer is read
@@ -317,11 +332,11 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
   /** A slow-starting key whose server named `limit`, with `admitted` answers over 0..`spanMs`. */
   function sampled(admitted: number, spanMs: number, limit: number, taken = 0) {
     const { clock, limiter } = setup(OWN);
-    limiter.observe('api', { kind: 'start' });
+    limiter.feedback.observe('api', { kind: 'start' });
     for (let i = 0; i < taken; i++) limiter.tryAcquire('api');
-    limiter.observe('api', { kind: 'quota', remaining: limit - 1, limit });
+    limiter.feedback.observe('api', { kind: 'quota', remaining: limit - 1, limit });
     for (let i = 0; i < admitted; i++) {
-      limiter.observe('api', { kind: 'answered', sentAt: (i * spanMs) / admitted });
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: (i * spanMs) / admitted });
     }
     clock.set(spanMs);
     return { clock, limiter };
@@ -329,25 +344,25 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
 
   it('learns a sample of several windows as the limit the server named per window', () => {
     const { limiter } = sampled(20, 1_900, 10);
-    limiter.observe('api', { kind: 'refusal', retryAfterMs: 100, sentAt: 1_900 });
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 100, sentAt: 1_900 });
     expect(limiter.policyOf('api').learned).toEqual({ limit: 10, windowMs: 1000, source: 'rate' });
   });
 
   it('starts the rate when the wait ends once the sample spent the named limit (the window reset)', () => {
     const { clock, limiter } = sampled(10, 900, 10, 10);
-    limiter.observe('api', { kind: 'refusal', retryAfterMs: 100, sentAt: 900 });
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 100, sentAt: 900 });
     clock.set(1_000);
     expect(limiter.tryAcquire('api').allowed).toBe(true);
   });
 
   it("lets a slow start's allowance rise with the count of the request sent last: the server's window reset, though answers of the old one come late", () => {
     const { clock, limiter } = setup(perSecond(1000));
-    limiter.observe('api', { kind: 'start' });
+    limiter.feedback.observe('api', { kind: 'start' });
     // Grown to 30 in flight, by answers that named no count.
     while ((limiter.policyOf('api').learned?.limit ?? 0) < 30) {
       limiter.tryAcquire('api');
       limiter.settle('api');
-      limiter.observe('api', { kind: 'answered', sentAt: clock.now() });
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: clock.now() });
     }
     // Ten in flight, sent 100-109 ms, across the end of the server's window of 20.
     const sent: number[] = [];
@@ -358,7 +373,7 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     }
     const answer = (sentAt: number, remaining: number) => {
       limiter.settle('api');
-      limiter.observe('api', { kind: 'quota', remaining, sentAt });
+      limiter.feedback.observe('api', { kind: 'quota', remaining, sentAt });
     };
     clock.set(150);
     answer(sent[5] as number, 2); // the old window's last: 9 in flight may take those 2
@@ -373,20 +388,20 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     expect(drain(limiter, 'api')).toBe(12);
     // Without a send time (a count of unknown age), a count only lowers.
     limiter.settle('api');
-    limiter.observe('api', { kind: 'quota', remaining: 19 });
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 19 });
     expect(drain(limiter, 'api')).toBe(0);
   });
 
   it('keeps counting the permits in use after a wait that may be for one permit (a bucket)', () => {
     // Nothing named: the wait is the server's for its next permit, not a fresh window.
     const { clock, limiter } = setup(OWN);
-    limiter.observe('api', { kind: 'start' });
+    limiter.feedback.observe('api', { kind: 'start' });
     for (let i = 0; i < 10; i++) {
       limiter.tryAcquire('api');
-      limiter.observe('api', { kind: 'answered', sentAt: i * 90 });
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: i * 90 });
     }
     clock.set(900);
-    limiter.observe('api', { kind: 'refusal', retryAfterMs: 100, sentAt: 900 });
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 100, sentAt: 900 });
     expect(limiter.policyOf('api').learned).toMatchObject({ limit: 10, source: 'rate' });
     clock.set(1_000);
     expect(limiter.tryAcquire('api').allowed).toBe(false);
@@ -401,48 +416,48 @@ describe("a pacer on a store and a count that names the key's own limit", () => 
   function onStore(answered: boolean) {
     const { clock, limiter } = setup(perSecond(60));
     limiter.answered = answered;
-    limiter.observe('api', { kind: 'start' });
+    limiter.feedback.observe('api', { kind: 'start' });
     return { clock, limiter };
   }
 
   it('ends the slow start, where a pacer that hears every answer waits for a window to confirm it', () => {
     const shared = onStore(false).limiter;
     // Another client's requests spent most of the server's window: 37 left of 60.
-    shared.observe('api', { kind: 'quota', remaining: 37, limit: 60, sentAt: 0 });
+    shared.feedback.observe('api', { kind: 'quota', remaining: 37, limit: 60, sentAt: 0 });
     expect(shared.policyOf('api').learned).toBeUndefined();
     const alone = onStore(true).limiter;
-    alone.observe('api', { kind: 'quota', remaining: 37, limit: 60, sentAt: 0 });
+    alone.feedback.observe('api', { kind: 'quota', remaining: 37, limit: 60, sentAt: 0 });
     expect(alone.policyOf('api').learned).toMatchObject({ source: 'start' });
     // A count naming another limit confirms nothing.
     const other = onStore(false).limiter;
-    other.observe('api', { kind: 'quota', remaining: 37, limit: 100, sentAt: 0 });
+    other.feedback.observe('api', { kind: 'quota', remaining: 37, limit: 100, sentAt: 0 });
     expect(other.policyOf('api').learned).toMatchObject({ source: 'start' });
   });
 
   it('learns no rate from its own admissions when refused with a wait: only the block', () => {
     const { clock, limiter } = onStore(false);
-    limiter.observe('api', { kind: 'quota', remaining: 59, limit: 60, sentAt: 0 });
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 59, limit: 60, sentAt: 0 });
     // Its share of the server: 20 admitted over 1 s, while two others sent 40.
     for (let i = 0; i < 20; i++) {
-      limiter.observe('api', { kind: 'answered', sentAt: i * 50 });
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: i * 50 });
     }
     clock.set(1_000);
-    limiter.observe('api', { kind: 'refusal', retryAfterMs: 1_000, sentAt: 990 });
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 1_000, sentAt: 990 });
     // Taught by them, the rate was 20 per 1.5 s: a third of what the store lets it send.
     expect(limiter.policyOf('api').learned).toBeUndefined();
-    expect(limiter.blockedUntil('api')).toBe(2_000);
+    expect(limiter.feedback.blockedUntil('api')).toBe(2_000);
   });
 });
 
 describe('refused: AIMD for a server that says nothing of its policy', () => {
-  const strike = (limiter: ReturnType<typeof createRateLimiter>, key: string) => {
-    for (let i = 0; i < AIMD.STRIKES; i++) limiter.observe(key, { kind: 'refusal' });
+  const strike = (limiter: PacerLimiter, key: string) => {
+    for (let i = 0; i < AIMD.STRIKES; i++) limiter.feedback.observe(key, { kind: 'refusal' });
   };
   /** A key of 1,000/s that saw 60 admitted at once, then a wall of refusals at 10 ms. */
   const afterWallOf60 = () => {
     const { clock, limiter } = setup(perSecond(1000));
-    limiter.observe('a', { kind: 'start' });
-    for (let i = 0; i < 60; i++) limiter.observe('a', { kind: 'answered', sentAt: 0 });
+    limiter.feedback.observe('a', { kind: 'start' });
+    for (let i = 0; i < 60; i++) limiter.feedback.observe('a', { kind: 'answered', sentAt: 0 });
     clock.set(10);
     strike(limiter, 'a');
     return { clock, limiter };
@@ -459,18 +474,18 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
         clock.advance(decision.retryAfterMs);
         continue;
       }
-      limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+      limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
       each();
     }
   };
 
   it('shrugs off a lone refusal or two (jitter), and learns a rate at the third in a second', () => {
     const { clock, limiter } = setup(perSecond(100));
-    limiter.observe('a', { kind: 'refusal' });
-    limiter.observe('a', { kind: 'refusal' });
+    limiter.feedback.observe('a', { kind: 'refusal' });
+    limiter.feedback.observe('a', { kind: 'refusal' });
     expect(limiter.policyOf('a').learned).toBeUndefined();
     clock.set(AIMD.STRIKE_MS + 1);
-    limiter.observe('a', { kind: 'refusal' });
+    limiter.feedback.observe('a', { kind: 'refusal' });
     expect(limiter.policyOf('a').learned).toBeUndefined();
     strike(limiter, 'a');
     expect(limiter.policyOf('a').learned).toEqual({ limit: 1, windowMs: 20, source: 'rate' });
@@ -479,13 +494,13 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
 
   it('learns no rate for a server that never admitted the key: its refusals are not a pace to find', () => {
     const { clock, limiter } = setup(perSecond(100));
-    limiter.observe('a', { kind: 'start' });
+    limiter.feedback.observe('a', { kind: 'start' });
     strike(limiter, 'a');
     // The slow start heard every answer of the key since its first call: none was admitted.
     expect(limiter.policyOf('a').learned?.source).toBe('start');
     // Once one is, three refusals in a second teach a rate again.
     clock.set(2_000);
-    limiter.observe('a', { kind: 'answered', sentAt: 1_990 });
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: 1_990 });
     strike(limiter, 'a');
     expect(limiter.policyOf('a').learned?.source).toBe('rate');
   });
@@ -496,12 +511,12 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     strike(limiter, 'a');
     expect(limiter.policyOf('a').learned?.source).toBe('rate');
     clock.set(AIMD.ADMITTED_MS - 1_000);
-    limiter.observe('a', { kind: 'answered', sentAt: clock.now() - 10 });
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() - 10 });
     clock.set(2 * AIMD.ADMITTED_MS - 1_000);
-    limiter.observe('a', { kind: 'refusal', sentAt: clock.now() - 10 });
+    limiter.feedback.observe('a', { kind: 'refusal', sentAt: clock.now() - 10 });
     expect(limiter.policyOf('a').learned?.source).toBe('rate');
     clock.set(2 * AIMD.ADMITTED_MS);
-    limiter.observe('a', { kind: 'refusal', sentAt: clock.now() - 10 });
+    limiter.feedback.observe('a', { kind: 'refusal', sentAt: clock.now() - 10 });
     expect(limiter.policyOf('a').learned).toBeUndefined();
     // Nor learned again while the server admits nothing: the key is back on its own policy.
     clock.set(2 * AIMD.ADMITTED_MS + 100);
@@ -512,17 +527,19 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
 
   it('starts at the rate the server admitted, over at least SEED_MS, when that is slower than half its own', () => {
     const { clock, limiter } = setup(perSecond(1000));
-    limiter.observe('a', { kind: 'start' });
+    limiter.feedback.observe('a', { kind: 'start' });
     // A slow start's burst: 30 admitted in 300 ms, then refusals.
-    for (let i = 0; i < 30; i++) limiter.observe('a', { kind: 'answered', sentAt: i * 10 });
+    for (let i = 0; i < 30; i++)
+      limiter.feedback.observe('a', { kind: 'answered', sentAt: i * 10 });
     clock.set(300);
     strike(limiter, 'a');
     // 30 per second (not per 300 ms, nor half of 1,000 per second).
     expect(limiter.policyOf('a').learned?.windowMs).toBeCloseTo(1000 / 30, 5);
     // A longer sample is its own rate: 30 over 3 s, 10 per second.
     const other = setup(perSecond(1000));
-    other.limiter.observe('b', { kind: 'start' });
-    for (let i = 0; i < 30; i++) other.limiter.observe('b', { kind: 'answered', sentAt: i * 100 });
+    other.limiter.feedback.observe('b', { kind: 'start' });
+    for (let i = 0; i < 30; i++)
+      other.limiter.feedback.observe('b', { kind: 'answered', sentAt: i * 100 });
     other.clock.set(3_000);
     strike(other.limiter, 'b');
     expect(other.limiter.policyOf('b').learned?.windowMs).toBeCloseTo(100, 5);
@@ -532,7 +549,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     const { clock, limiter } = setup(perSecond(100));
     strike(limiter, 'a');
     // Refusals of requests sent before the cut are echoes: nothing changes.
-    limiter.observe('a', { kind: 'refusal', sentAt: 0 });
+    limiter.feedback.observe('a', { kind: 'refusal', sentAt: 0 });
     expect(limiter.policyOf('a').learned?.windowMs).toBe(20);
     expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, retryAfterMs: 20 });
     clock.set(20);
@@ -542,7 +559,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     const held = limiter.tryAcquire('a');
     expect(held.allowed).toBe(false);
     expect(held.retryAfterMs).toBeGreaterThan(900);
-    limiter.observe('a', { kind: 'answered', sentAt: 20 });
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: 20 });
     expect(limiter.tryAcquire('a').allowed).toBe(true);
     // A probe whose answer never comes holds the key PROBE_WAIT_MS at most.
     const other = setup(perSecond(100));
@@ -566,10 +583,10 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
       gaps.push(clock.now() - last);
       const sentAt = clock.now();
       clock.advance(5);
-      limiter.observe('a', { kind: 'refusal', sentAt });
+      limiter.feedback.observe('a', { kind: 'refusal', sentAt });
       // A slow answer to a request sent before the wall: the server admits the key (past
       // ADMITTED_MS without one the rate would be dropped), yet the streak of probes goes on.
-      limiter.observe('a', { kind: 'answered', sentAt: 0 });
+      limiter.feedback.observe('a', { kind: 'answered', sentAt: 0 });
       last = clock.now();
     }
     // From each refusal to the next probe: one permit (20 ms), then PAUSE_GROWTH times more each.
@@ -583,15 +600,16 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     // An admitted probe ends the streak: the next refusal pauses one permit again.
     clock.advance(limiter.peek('a').retryAfterMs);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
     clock.advance(AIMD.HOLD_MS);
   });
 
   it('a refusal after an admitted probe cuts to what the server admitted (its ceiling), once per HOLD_MS', () => {
     // Configured to 1,000/s, taught 50/s by a sample; the server admits 40/s.
     const { clock, limiter } = setup(perSecond(1000));
-    limiter.observe('a', { kind: 'start' }); // as a paced fetch does: the sample counts from here
-    for (let i = 0; i < 50; i++) limiter.observe('a', { kind: 'answered', sentAt: i * 20 });
+    limiter.feedback.observe('a', { kind: 'start' }); // as a paced fetch does: the sample counts from here
+    for (let i = 0; i < 50; i++)
+      limiter.feedback.observe('a', { kind: 'answered', sentAt: i * 20 });
     clock.set(1_000);
     strike(limiter, 'a');
     expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.05);
@@ -602,13 +620,13 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
       clock.advance(Math.max(25, limiter.peek('a').retryAfterMs));
       if (!limiter.tryAcquire('a').allowed) continue;
       admitted++;
-      limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+      limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
     }
     const grown = limiter.policyOf('a').ratePerMs;
     const sentAt = clock.now();
     expect(limiter.tryAcquire('a').allowed).toBe(false); // paced at 40/s here, not at its rate
     clock.advance(1);
-    limiter.observe('a', { kind: 'refusal', sentAt });
+    limiter.feedback.observe('a', { kind: 'refusal', sentAt });
     const cut = limiter.policyOf('a').ratePerMs;
     expect(admitted).toBeGreaterThan(110);
     // The ceiling is the rate heard (about 40/s), the rate HEADROOM of it.
@@ -619,12 +637,12 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     // A refusal of a request sent within HOLD_MS of the cut pauses, but cuts nothing more.
     clock.advance(limiter.peek('a').retryAfterMs);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
     clock.advance(limiter.peek('a').retryAfterMs);
     const again = clock.now();
     expect(limiter.tryAcquire('a').allowed).toBe(true);
     clock.advance(1);
-    limiter.observe('a', { kind: 'refusal', sentAt: again });
+    limiter.feedback.observe('a', { kind: 'refusal', sentAt: again });
     expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(cut, 6);
   });
 
@@ -634,7 +652,8 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     const rateAt = (ms: number) => {
       while (clock.now() < ms) {
         const decision = limiter.tryAcquire('a');
-        if (decision.allowed) limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+        if (decision.allowed)
+          limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
         else clock.advance(decision.retryAfterMs);
       }
       return (limiter.policyOf('a').learned?.windowMs ?? 0) > 0
@@ -662,7 +681,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
       const decision = limiter.tryAcquire('a');
       if (decision.allowed) {
         taken++;
-        limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+        limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
       } else clock.advance(decision.retryAfterMs);
     }
     expect(limiter.policyOf('a').learned).toBeUndefined();
@@ -682,12 +701,12 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     while (clock.now() < 1_000) {
       clock.advance(limiter.peek('a').retryAfterMs);
       limiter.tryAcquire('a');
-      limiter.observe('a', { kind: 'refusal', sentAt: clock.now() });
+      limiter.feedback.observe('a', { kind: 'refusal', sentAt: clock.now() });
       clock.advance(1);
     }
     clock.advance(limiter.peek('a').retryAfterMs);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
     // The sample set the ceiling at this answer.
     const start = clock.now();
     const rates: { at: number; perSecond: number }[] = [];
@@ -713,11 +732,11 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
 
   it('does not cut a policy the server advertised, and an advertised one replaces a rate', () => {
     const { limiter } = setup(perSecond(100));
-    limiter.observe('a', { kind: 'policy', remaining: 10, limit: 10, windowMs: 1000 });
+    limiter.feedback.observe('a', { kind: 'policy', remaining: 10, limit: 10, windowMs: 1000 });
     strike(limiter, 'a');
     expect(limiter.policyOf('a').learned?.source).toBe('server');
     strike(limiter, 'b');
-    limiter.observe('b', { kind: 'policy', remaining: 10, limit: 10, windowMs: 1000 });
+    limiter.feedback.observe('b', { kind: 'policy', remaining: 10, limit: 10, windowMs: 1000 });
     expect(limiter.policyOf('b').learned).toEqual({
       limit: 10,
       windowMs: 1000,
@@ -731,11 +750,11 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     // One probe refused (it met requests sent before the wall at the server), the next admitted.
     clock.advance(limiter.peek('a').retryAfterMs);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.observe('a', { kind: 'refusal', sentAt: clock.now() });
+    limiter.feedback.observe('a', { kind: 'refusal', sentAt: clock.now() });
     clock.advance(1);
     clock.advance(limiter.peek('a').retryAfterMs);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.observe('a', { kind: 'answered', sentAt: clock.now() });
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
     sendAdmitted(key, clock.now() + 1_500);
     // It looks for more than the sample's 60/s (doubling: about 170/s after 1.5 s).
     expect(limiter.policyOf('a').ratePerMs * 1000).toBeGreaterThan(120);
@@ -743,12 +762,12 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
 
   it('takes the key over from the backoff the strikes before it earned, not from a wait the server stated', () => {
     const { limiter } = setup(perSecond(100));
-    limiter.blockUntil('a', 900); // a paced fetch's backoff after the first two refusals
+    limiter.feedback.blockUntil('a', 900); // a paced fetch's backoff after the first two refusals
     strike(limiter, 'a');
-    expect(limiter.blockedUntil('a')).toBeUndefined();
-    limiter.observe('b', { kind: 'refusal', retryAfterMs: 900 });
+    expect(limiter.feedback.blockedUntil('a')).toBeUndefined();
+    limiter.feedback.observe('b', { kind: 'refusal', retryAfterMs: 900 });
     strike(limiter, 'b');
-    expect(limiter.blockedUntil('b')).toBe(900);
+    expect(limiter.feedback.blockedUntil('b')).toBe(900);
   });
 
   it.each([
@@ -768,7 +787,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
         ...(burst === undefined ? {} : { burst }),
       });
       const { clock, limiter } = setup(perSecond(400));
-      limiter.observe('a', { kind: 'start' }); // a paced fetch's key starts slow
+      limiter.feedback.observe('a', { kind: 'start' }); // a paced fetch's key starts slow
       const admittedAt: number[] = [];
       const refusedAt: number[] = [];
       while (clock.now() < 20_000) {
@@ -783,10 +802,10 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
         limiter.settle('a');
         if (server(sentAt).admitted) {
           admittedAt.push(sentAt);
-          limiter.observe('a', { kind: 'answered', sentAt });
+          limiter.feedback.observe('a', { kind: 'answered', sentAt });
         } else {
           refusedAt.push(sentAt);
-          limiter.observe('a', { kind: 'refusal', sentAt });
+          limiter.feedback.observe('a', { kind: 'refusal', sentAt });
         }
         clock.advance(2);
       }
@@ -806,7 +825,7 @@ describe('keys that learn nothing', () => {
     const policy: Policy = { limit: 5, windowMs: 1000, algorithm: 'gcra' };
     const a = setup(policy);
     const b = setup(policy);
-    a.limiter.observe('other', { kind: 'policy', remaining: 1, limit: 1, windowMs: 1000 });
+    a.limiter.feedback.observe('other', { kind: 'policy', remaining: 1, limit: 1, windowMs: 1000 });
     for (let t = 0; t < 3000; t += 37) {
       a.clock.set(t);
       b.clock.set(t);

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, type Policy, perDay, perSecond } from '../../src/index.js';
+import { type Policy, perDay, perSecond } from '../../src/index.js';
+import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { createManualClock } from '../../src/testing/index.js';
 
-function setup(options: Omit<Parameters<typeof createRateLimiter>[0], 'clock'>) {
+function setup(options: Omit<Parameters<typeof createPacerLimiter>[0], 'clock'>) {
   const clock = createManualClock();
-  const limiter = createRateLimiter({ ...options, clock: clock.now });
+  const limiter = createPacerLimiter({ ...options, clock: clock.now });
   return { clock, limiter };
 }
 
@@ -155,7 +156,7 @@ describe('RateLimiter automatic sweep', () => {
 describe('RateLimiter server blocks', () => {
   it('denies with reason blocked until the given time, then allows', () => {
     const { clock, limiter } = setup({ policy: perSecond(5) });
-    limiter.blockUntil('a', 1500.5);
+    limiter.feedback.blockUntil('a', 1500.5);
     expect(limiter.tryAcquire('a')).toMatchObject({
       allowed: false,
       reason: 'blocked',
@@ -163,19 +164,19 @@ describe('RateLimiter server blocks', () => {
       remaining: 0,
     });
     expect(limiter.tryAcquire('b').allowed).toBe(true);
-    expect(limiter.blockedUntil('a')).toBe(1500.5);
+    expect(limiter.feedback.blockedUntil('a')).toBe(1500.5);
     clock.set(1500);
     expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, retryAfterMs: 1 });
     clock.set(1501);
     expect(limiter.tryAcquire('a')).toMatchObject({ allowed: true, remaining: 4 });
-    expect(limiter.blockedUntil('a')).toBeUndefined();
+    expect(limiter.feedback.blockedUntil('a')).toBeUndefined();
   });
 
   it('keeps the later of two blocks and waits for the rate too', () => {
     const { clock, limiter } = setup({ policy: perSecond(1) });
     limiter.tryAcquire('a');
-    limiter.blockUntil('a', 300);
-    limiter.blockUntil('a', 200);
+    limiter.feedback.blockUntil('a', 300);
+    limiter.feedback.blockUntil('a', 200);
     // Blocked until 300, but the bucket itself needs 1000 ms.
     expect(limiter.tryAcquire('a')).toMatchObject({ reason: 'blocked', retryAfterMs: 1000 });
     clock.set(300);
@@ -184,15 +185,15 @@ describe('RateLimiter server blocks', () => {
 
   it('lowers local credit to what the server reports, never raises it', () => {
     const { limiter } = setup({ policy: perSecond(10) });
-    limiter.observe('a', { kind: 'quota', remaining: 2 });
+    limiter.feedback.observe('a', { kind: 'quota', remaining: 2 });
     expect(limiter.tryAcquire('a').remaining).toBe(1);
-    limiter.observe('a', { kind: 'quota', remaining: 50 });
+    limiter.feedback.observe('a', { kind: 'quota', remaining: 50 });
     expect(limiter.tryAcquire('a').remaining).toBe(0);
   });
 
   it('blocks the key for the reset time when the server has nothing left', () => {
     const { clock, limiter } = setup({ policy: perSecond(10) });
-    limiter.observe('a', { kind: 'quota', remaining: 0, resetMs: 30_000 });
+    limiter.feedback.observe('a', { kind: 'quota', remaining: 0, resetMs: 30_000 });
     expect(limiter.tryAcquire('a')).toMatchObject({ reason: 'blocked', retryAfterMs: 30_000 });
     clock.set(30_000);
     expect(limiter.tryAcquire('a').allowed).toBe(true);
@@ -200,13 +201,13 @@ describe('RateLimiter server blocks', () => {
 
   it('lifts a block on reset and drops expired blocks when sweeping', () => {
     const { clock, limiter } = setup({ policy: perSecond(1) });
-    limiter.blockUntil('a', 100);
+    limiter.feedback.blockUntil('a', 100);
     limiter.reset('a');
     expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.blockUntil('b', 100);
+    limiter.feedback.blockUntil('b', 100);
     clock.set(100);
     limiter.evictIdle();
-    expect(limiter.blockedUntil('b')).toBeUndefined();
+    expect(limiter.feedback.blockedUntil('b')).toBeUndefined();
   });
 });
 
@@ -222,7 +223,7 @@ describe.each<[string, Policy]>([
     expect(limiter.level('a')).toBe(4);
     limiter.tryAcquire('a', 3);
     expect(limiter.level('a')).toBeCloseTo(1);
-    limiter.observe('a', { kind: 'quota', remaining: 0 });
+    limiter.feedback.observe('a', { kind: 'quota', remaining: 0 });
     expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, remaining: 0 });
   });
 });

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, type Policy, type RateLimiter } from '../../src/index.js';
+import type { Policy } from '../../src/index.js';
+import { createPacerLimiter, type PacerLimiter } from '../../src/core/pacer-limiter.js';
+import { adjustUnits, unitsOf } from '../../src/core/unit-limits.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 // Property tests of limits per unit (issue 14): random limits in two or three units, random
@@ -38,7 +40,7 @@ function policy(limit: number, windowMs: number, algorithm?: Policy['algorithm']
 
 function limiterOf(limits: Limits, algorithm?: Policy['algorithm']) {
   const clock = createManualClock();
-  const limiter = createRateLimiter({
+  const limiter = createPacerLimiter({
     policy: {
       requests: policy(limits.requests, limits.windowMs),
       tokens: policy(limits.tokens, limits.windowMs, algorithm),
@@ -70,8 +72,8 @@ function referenceServer(limits: Limits) {
   };
 }
 
-function levels(limiter: RateLimiter) {
-  const units = limiter.unitsOf('k');
+function levels(limiter: PacerLimiter) {
+  const units = unitsOf(limiter, 'k');
   return UNITS.map((unit) => units?.[unit]?.level);
 }
 
@@ -87,7 +89,7 @@ describe('limits per unit (properties)', () => {
           // Give back the reserves of the answers that came by now.
           answers.sort((a, b) => a.at - b.at);
           while (answers.length > 0 && (answers[0]?.at as number) <= clock.now()) {
-            limiter.adjust('k', answers.shift()?.delta ?? {});
+            adjustUnits(limiter, 'k', answers.shift()?.delta ?? {});
           }
           const real = {
             requests: 1,
@@ -162,16 +164,16 @@ describe('limits per unit (properties)', () => {
             };
             const wait = limiter.peek('k', cost).retryAfterMs;
             if (request.margin % 2 === 0) {
-              limiter.adjust('k', { tokens: -back, output: -back });
+              adjustUnits(limiter, 'k', { tokens: -back, output: -back });
               expect(limiter.peek('k', cost).retryAfterMs).toBeLessThanOrEqual(wait);
             } else {
-              limiter.adjust('k', { tokens: request.margin });
+              adjustUnits(limiter, 'k', { tokens: request.margin });
               expect(limiter.peek('k', cost).retryAfterMs).toBeGreaterThanOrEqual(wait);
             }
             limiter.tryAcquire('k', cost);
           }
           // A give-back never raises a unit above its capacity.
-          const units = limiter.unitsOf('k');
+          const units = unitsOf(limiter, 'k');
           for (const unit of UNITS) {
             expect(units?.[unit]?.level).toBeLessThanOrEqual(limits[unit] + 1e-9);
           }

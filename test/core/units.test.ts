@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createRateLimiter,
-  perMinute,
-  perSecond,
-  type RateLimiterOptions,
-} from '../../src/index.js';
+import { perMinute, perSecond, type RateLimiterOptions } from '../../src/index.js';
+import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
+import { adjustUnits, unitsOf } from '../../src/core/unit-limits.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 function setup(policy: RateLimiterOptions['policy']) {
   const clock = createManualClock();
-  return { clock, limiter: createRateLimiter({ policy, clock: clock.now }) };
+  return { clock, limiter: createPacerLimiter({ policy, clock: clock.now }) };
 }
 
 /** 10 requests and 2,000 tokens per second, both token buckets (how OpenAI counts). */
@@ -28,7 +25,7 @@ describe('limits per unit', () => {
       retryAfterMs: 50,
     });
     expect(limiter.tryAcquire('a', { requests: 1, tokens: 500 }).allowed).toBe(true);
-    expect(limiter.unitsOf('a')).toMatchObject({
+    expect(unitsOf(limiter, 'a')).toMatchObject({
       requests: { level: 8, capacity: 10, limit: 10 },
       tokens: { level: 0, capacity: 2_000, limit: 2_000 },
     });
@@ -39,7 +36,7 @@ describe('limits per unit', () => {
     for (let i = 0; i < 10; i++) limiter.tryAcquire('a', { requests: 1, tokens: 10 });
     // Requests are out; the tokens of the denied request must not be taken.
     expect(limiter.tryAcquire('a', { requests: 1, tokens: 1_000 }).allowed).toBe(false);
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_900);
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_900);
     clock.advance(100);
     expect(limiter.tryAcquire('a', { requests: 1, tokens: 1_900 }).allowed).toBe(true);
   });
@@ -49,14 +46,14 @@ describe('limits per unit', () => {
     expect(limiter.tryAcquire('a', 3).allowed).toBe(true);
     expect(limiter.tryAcquire('a', { tokens: 100 }).allowed).toBe(true);
     expect(limiter.level('a')).toBe(7);
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_900);
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_900);
     expect(limiter.policyOf('a')).toMatchObject({ capacity: 10, limit: 10 });
   });
 
   it('waits for the slowest unit and for a server block, whichever ends later', () => {
     const { clock, limiter } = setup(llm);
     limiter.tryAcquire('a', { requests: 1, tokens: 2_000 });
-    limiter.blockUntil('a', clock.now() + 200);
+    limiter.feedback.blockUntil('a', clock.now() + 200);
     expect(limiter.peek('a', { requests: 1, tokens: 100 })).toMatchObject({
       allowed: false,
       reason: 'blocked',
@@ -140,7 +137,7 @@ describe('a unit counted until the answer', () => {
     clock.advance(500);
     // In flight: nothing has come back, whatever the time.
     expect(limiter.peek('a', { tokens: 1 }).allowed).toBe(false);
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(0);
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(0);
     expect(limiter.evictIdle()).toBe(0);
     limiter.settle('a', { requests: 1, tokens: 1_000 });
     expect(limiter.peek('a', { tokens: 500 }).retryAfterMs).toBe(500);
@@ -155,8 +152,8 @@ describe('a unit counted until the answer', () => {
     });
     limiter.tryAcquire('a', { requests: 1, tokens: 900 });
     limiter.settle('a', { requests: 1, tokens: 900 });
-    limiter.adjust('a', { tokens: -600 });
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(700);
+    adjustUnits(limiter, 'a', { tokens: -600 });
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(700);
   });
 });
 
@@ -165,32 +162,32 @@ describe('adjusting a cost after the answer', () => {
     const { limiter } = setup(llm);
     limiter.tryAcquire('a', { requests: 1, tokens: 1_800 });
     expect(limiter.peek('a', { requests: 1, tokens: 1_000 }).retryAfterMs).toBe(400);
-    limiter.adjust('a', { tokens: -1_300 }); // it used 500
+    adjustUnits(limiter, 'a', { tokens: -1_300 }); // it used 500
     expect(limiter.peek('a', { requests: 1, tokens: 1_000 }).allowed).toBe(true);
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_500);
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_500);
   });
 
   it("keeps no given-back credit beyond the server's later count in that unit", () => {
     const { limiter } = setup(llm);
     limiter.tryAcquire('a', { requests: 1, tokens: 1_500 });
-    limiter.adjust('a', { tokens: -1_000 }); // it used 500: 1,500 left by our count
+    adjustUnits(limiter, 'a', { tokens: -1_000 }); // it used 500: 1,500 left by our count
     // The server's count already leaves out what it never charged: 1,200 is all there is.
-    limiter.observe('a', { kind: 'quota', unit: 'tokens', remaining: 1_200 });
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_200);
+    limiter.feedback.observe('a', { kind: 'quota', unit: 'tokens', remaining: 1_200 });
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_200);
     // A count above our own level takes nothing away.
-    limiter.adjust('a', { tokens: -100 });
-    limiter.observe('a', { kind: 'quota', unit: 'tokens', remaining: 1_900 });
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(1_300);
+    adjustUnits(limiter, 'a', { tokens: -100 });
+    limiter.feedback.observe('a', { kind: 'quota', unit: 'tokens', remaining: 1_900 });
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_300);
   });
 
   it('never gives back above a unit capacity', () => {
     const { clock, limiter } = setup(llm);
     limiter.tryAcquire('a', { requests: 1, tokens: 1_000 });
     clock.advance(250); // 500 of the 1,000 have refilled already
-    limiter.adjust('a', { tokens: -1_000 });
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(2_000);
+    adjustUnits(limiter, 'a', { tokens: -1_000 });
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(2_000);
     clock.advance(1_000);
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(2_000);
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(2_000);
     expect(limiter.tryAcquire('a', { tokens: 2_000 }).allowed).toBe(true);
     expect(limiter.peek('a', { tokens: 1 }).allowed).toBe(false);
   });
@@ -198,21 +195,21 @@ describe('adjusting a cost after the answer', () => {
   it('charges more as a debt that holds the unit until it is paid', () => {
     const { clock, limiter } = setup(llm);
     limiter.tryAcquire('a', { requests: 1, tokens: 1_500 });
-    limiter.adjust('a', { tokens: 1_000 }); // it used 2,500: 500 beyond the bucket
-    expect(limiter.unitsOf('a')?.['tokens']?.level).toBe(0);
+    adjustUnits(limiter, 'a', { tokens: 1_000 }); // it used 2,500: 500 beyond the bucket
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(0);
     expect(limiter.peek('a', { requests: 1, tokens: 100 }).retryAfterMs).toBe(300);
     clock.advance(299);
     expect(limiter.tryAcquire('a', { requests: 1, tokens: 100 }).allowed).toBe(false);
     clock.advance(1);
     expect(limiter.tryAcquire('a', { requests: 1, tokens: 100 }).allowed).toBe(true);
     // A request of no tokens is not held by a token debt.
-    limiter.adjust('a', { tokens: 300 });
+    adjustUnits(limiter, 'a', { tokens: 300 });
     expect(limiter.tryAcquire('a', { requests: 1 }).allowed).toBe(true);
   });
 
   it('pays a debt larger than the unit holds a capacity at a time', () => {
     const { clock, limiter } = setup(llm);
-    limiter.adjust('a', { tokens: 5_000 }); // 2,000 paid now, 3,000 owed
+    adjustUnits(limiter, 'a', { tokens: 5_000 }); // 2,000 paid now, 3,000 owed
     // Look again once the bucket is full: that pays 2,000 more, and 1,001 need 500.5 ms.
     expect(limiter.peek('a', { tokens: 1 }).retryAfterMs).toBe(1_000);
     clock.advance(1_000);
@@ -229,7 +226,7 @@ describe('adjusting a cost after the answer', () => {
       tokens: { ...perSecond(100), algorithm: 'sliding-log' },
     });
     limiter.tryAcquire('a', { requests: 1, tokens: 100 });
-    limiter.adjust('a', { tokens: -50 });
+    adjustUnits(limiter, 'a', { tokens: -50 });
     expect(limiter.peek('a', { tokens: 1 }).allowed).toBe(false);
     clock.advance(1_000);
     expect(limiter.peek('a', { tokens: 100 }).allowed).toBe(true);
@@ -237,13 +234,15 @@ describe('adjusting a cost after the answer', () => {
 
   it('names a bad delta, and ignores a give-back to a key at rest', () => {
     const { limiter } = setup(llm);
-    expect(() => limiter.adjust('a', { tokens: 0.5 })).toThrow(
+    expect(() => adjustUnits(limiter, 'a', { tokens: 0.5 })).toThrow(
       '[fetch-pacer] Expected `delta.tokens` to be an integer (negative to give back), got `0.5` (number)',
     );
-    expect(() => limiter.adjust('a', { token: 1 })).toThrow(/Unknown unit `token` in `delta`/);
-    limiter.adjust('a', { tokens: -100 });
+    expect(() => adjustUnits(limiter, 'a', { token: 1 })).toThrow(
+      /Unknown unit `token` in `delta`/,
+    );
+    adjustUnits(limiter, 'a', { tokens: -100 });
     expect(limiter.size).toBe(0);
-    expect(() => setup(perSecond(1)).limiter.adjust('a', { requests: 1 })).toThrow(
+    expect(() => adjustUnits(setup(perSecond(1)).limiter, 'a', { requests: 1 })).toThrow(
       /`delta` gives amounts per unit/,
     );
   });
@@ -252,8 +251,13 @@ describe('adjusting a cost after the answer', () => {
 describe('signals per unit', () => {
   it('learns a policy in the unit the signal names, and shows it per unit', () => {
     const { limiter } = setup({ requests: perSecond(100), tokens: perSecond(100_000) });
-    limiter.observe('a', { kind: 'policy', unit: 'tokens', limit: 1_000, windowMs: 1_000 });
-    expect(limiter.unitsOf('a')).toMatchObject({
+    limiter.feedback.observe('a', {
+      kind: 'policy',
+      unit: 'tokens',
+      limit: 1_000,
+      windowMs: 1_000,
+    });
+    expect(unitsOf(limiter, 'a')).toMatchObject({
       requests: { limit: 100 },
       tokens: { limit: 1_000, learned: { limit: 1_000, windowMs: 1_000, source: 'server' } },
     });
@@ -265,19 +269,24 @@ describe('signals per unit', () => {
 
   it('lowers the count of the unit named, and of the main unit when none is', () => {
     const { limiter } = setup(llm);
-    limiter.observe('a', { kind: 'quota', unit: 'tokens', remaining: 300 });
-    limiter.observe('a', { kind: 'quota', remaining: 2 });
-    expect(limiter.unitsOf('a')).toMatchObject({ requests: { level: 2 }, tokens: { level: 300 } });
+    limiter.feedback.observe('a', { kind: 'quota', unit: 'tokens', remaining: 300 });
+    limiter.feedback.observe('a', { kind: 'quota', remaining: 2 });
+    expect(unitsOf(limiter, 'a')).toMatchObject({ requests: { level: 2 }, tokens: { level: 300 } });
   });
 
   it('ignores a unit the key does not count, and takes `requests` on a key of one unit', () => {
     const { limiter } = setup(perSecond(10));
-    limiter.observe('a', { kind: 'quota', unit: 'tokens', remaining: 0, resetMs: 1_000 });
+    limiter.feedback.observe('a', { kind: 'quota', unit: 'tokens', remaining: 0, resetMs: 1_000 });
     expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.observe('a', { kind: 'quota', unit: 'requests', remaining: 0, resetMs: 1_000 });
+    limiter.feedback.observe('a', {
+      kind: 'quota',
+      unit: 'requests',
+      remaining: 0,
+      resetMs: 1_000,
+    });
     expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, reason: 'blocked' });
-    expect(() => limiter.observe('a', { kind: 'quota', remaining: 1, unit: 5 as never })).toThrow(
-      '[fetch-pacer] Expected `unit` to be a string, got `5` (number)',
-    );
+    expect(() =>
+      limiter.feedback.observe('a', { kind: 'quota', remaining: 1, unit: 5 as never }),
+    ).toThrow('[fetch-pacer] Expected `unit` to be a string, got `5` (number)');
   });
 });

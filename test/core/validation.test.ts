@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolvePolicy } from '../../src/core/policy.js';
+import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { createRateLimiter, createStrategy, type Policy, perSecond } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
@@ -113,13 +114,26 @@ describe('invalid limiter options and calls', () => {
   });
 
   it('rejects keys that are not strings, and bad blocks and quotas', () => {
-    const limiter = createRateLimiter({ policy: perSecond(5), clock: createManualClock().now });
+    const limiter = createPacerLimiter({ policy: perSecond(5), clock: createManualClock().now });
     expect(() => limiter.tryAcquire(42 as never)).toThrow(/`key` to be a string, got `42`/);
-    expect(() => limiter.blockUntil('a', Number.NaN)).toThrow(/`until`.*`NaN`/);
-    expect(() => limiter.observe('a', { kind: 'quota', remaining: -1 })).toThrow(
+    expect(() => limiter.feedback.blockUntil('a', Number.NaN)).toThrow(/`until`.*`NaN`/);
+    expect(() => limiter.feedback.observe('a', { kind: 'quota', remaining: -1 })).toThrow(
       /`remaining`.*`-1`/,
     );
-    expect(() => limiter.observe('a', { kind: 'quota', remaining: 0.5 })).toThrow(/`remaining`/);
+    expect(() => limiter.feedback.observe('a', { kind: 'quota', remaining: 0.5 })).toThrow(
+      /`remaining`/,
+    );
     expect(limiter.size).toBe(0);
+  });
+
+  it('says that a bare limiter counts one policy, not limits per unit', () => {
+    const units = { requests: perSecond(5), tokens: perSecond(500) };
+    expect(() => createRateLimiter({ policy: units })).toThrow(
+      '[fetch-pacer] `policy` gives limits per unit: a pacer counts those (createPacer, createPacedFetch), a bare limiter one policy',
+    );
+    const bare = createRateLimiter({ policy: perSecond(5), clock: createManualClock().now });
+    expect(() => bare.tryAcquire('a', { requests: 1 } as never)).toThrow(
+      /`cost` to be a positive integer/,
+    );
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../src/core/limiter.js';
+import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import type { Algorithm, Policy } from '../../src/core/policy.js';
 import { createPacer, type PacerClock } from '../../src/pacer/index.js';
 import { createManualClock } from '../../src/testing/index.js';
@@ -262,17 +262,17 @@ describe('pacer properties', () => {
 
         // Replay the starts and the server's word into a fresh limiter: each start was allowed.
         let now = 0;
-        const reference = createRateLimiter({
+        const reference = createPacerLimiter({
           policy: config.policy,
           maxKeys: config.maxKeys,
           clock: () => now,
         });
         for (const entry of log) {
           now = entry.t;
-          if (entry.kind === 'block') reference.blockUntil(entry.key, entry.until);
+          if (entry.kind === 'block') reference.feedback.blockUntil(entry.key, entry.until);
           else if (entry.kind === 'observe') {
             const { remaining, resetMs } = entry;
-            reference.observe(entry.key, { kind: 'quota', remaining, resetMs });
+            reference.feedback.observe(entry.key, { kind: 'quota', remaining, resetMs });
           } else expect(reference.tryAcquire(entry.key, entry.cost).allowed).toBe(true);
         }
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../src/core/decision.js';
-import { createRateLimiter } from '../../src/core/limiter.js';
+import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { type Policy, perSecond, resolvePolicy } from '../../src/core/policy.js';
 import {
   adjust,
@@ -84,7 +84,7 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
         fc.array(opArb, { maxLength: 40 }),
         (policies, base, ops) => {
           let now = base;
-          const limiter = createRateLimiter({ policy: policies, clock: () => now });
+          const limiter = createPacerLimiter({ policy: policies, clock: () => now });
           const limits = policies.map((policy) => resolvePolicy(policy));
           const capacity = Math.min(...limits.map((l) => l.capacity));
           // The first take creates the core's state, as the shared state exists from its first use.
@@ -113,12 +113,12 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
                 break;
               }
               case 'lower':
-                limiter.observe('k', { kind: 'quota', remaining: op.remaining });
+                limiter.feedback.observe('k', { kind: 'quota', remaining: op.remaining });
                 lower(state, limits, now, op.remaining);
                 expect(peek(state, limits, now, 1)).toEqual(limiter.peek('k', 1));
                 break;
               case 'block':
-                limiter.blockUntil('k', now + op.ms);
+                limiter.feedback.blockUntil('k', now + op.ms);
                 block(state, now + op.ms);
                 break;
             }
@@ -179,7 +179,7 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
         fc.array(unitOpArb, { maxLength: 40 }),
         (requests, tokens, base, ops) => {
           let now = base;
-          const limiter = createRateLimiter({
+          const limiter = createPacerLimiter({
             policy: { requests, tokens },
             clock: () => now,
           });
@@ -211,7 +211,11 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
                 break;
               }
               case 'lower':
-                limiter.observe('k', { kind: 'quota', remaining: op.remaining, unit: op.unit });
+                limiter.feedback.observe('k', {
+                  kind: 'quota',
+                  remaining: op.remaining,
+                  unit: op.unit,
+                });
                 observe(
                   state,
                   limits,
@@ -221,7 +225,7 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
                 );
                 break;
               case 'block':
-                limiter.blockUntil('k', now + op.ms);
+                limiter.feedback.blockUntil('k', now + op.ms);
                 block(state, now + op.ms);
                 break;
             }
