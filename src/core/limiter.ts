@@ -169,6 +169,23 @@ export class KeyedLimiter implements RateLimiter {
     return state.tryAcquire(now, cost);
   }
 
+  /**
+   * `tryAcquire(key, cost).allowed`, without making a Decision where the key's state answers
+   * alone (a token bucket's, no server block kept, a cost of 1): the pacer's path, where a task
+   * only starts or waits. One clock reading, as there.
+   */
+  take(key: string, cost: Cost = 1): boolean {
+    const state = this.states.get(key);
+    if (
+      cost === 1 &&
+      state?.take !== undefined &&
+      (this.feedback === undefined || this.feedback.blocking === 0)
+    ) {
+      return state.take(this.now(), 1);
+    }
+    return this.tryAcquire(key, cost).allowed;
+  }
+
   peek(key: string, cost: Cost = 1): Decision {
     if (cost !== 1) {
       if (typeof cost === 'object') return this.decideUnits(key, cost, false);

@@ -63,13 +63,13 @@ export class LocalPermits implements Permits {
     if (core.paused || !core.hasSlot() || core.waiting.line(options.key) !== undefined) {
       return undefined;
     }
-    let decision: Decision;
+    let taken: boolean;
     try {
-      decision = core.limiter.tryAcquire(options.key, options.units ?? options.cost);
+      taken = core.limiter.take(options.key, options.units ?? options.cost);
     } catch {
       return undefined; // a cost beyond capacity: `admit` rejects it with the core's error
     }
-    return decision.allowed ? core.runNow(run, options) : undefined;
+    return taken ? core.runNow(run, options) : undefined;
   }
 
   admit<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
@@ -145,15 +145,18 @@ export class LocalPermits implements Permits {
       if (late > 0 && key.due <= core.timerAt && limiter.settles) {
         limiter.catchUp(key.key, late);
       }
-      let decision: Decision;
+      const cost = task.units ?? task.cost;
+      let decision: Decision | undefined;
       try {
-        decision = limiter.tryAcquire(key.key, task.units ?? task.cost);
+        // The boolean take first: a task that starts costs no Decision. Denied (rare: the task
+        // was due), the decision says why and until when (or takes, if time moved on since).
+        decision = limiter.take(key.key, cost) ? undefined : limiter.tryAcquire(key.key, cost);
       } catch (error) {
         waiting.remove(task);
         core.settle(task, false, error);
         continue;
       }
-      if (decision.allowed) {
+      if (decision === undefined || decision.allowed) {
         waiting.remove(task);
         core.count(1, 0);
         core.start(task);

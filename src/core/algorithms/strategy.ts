@@ -19,6 +19,11 @@ export interface Strategy {
   tryAcquire(now: number, cost: number): Decision;
   /** What `tryAcquire` would answer now, without taking anything. */
   peek(now: number, cost: number): Decision;
+  /**
+   * `tryAcquire(now, cost).allowed` without making a Decision: the pacer's path, where a task
+   * only starts or waits. Optional: a strategy without it is asked `tryAcquire`.
+   */
+  take?(now: number, cost: number): boolean;
   /** Permits available at `now` as a float (partly refilled credit included), for gauges. */
   level(now: number): number;
   /** True when the state is identical to a fresh one: dropping it changes no future decision. */

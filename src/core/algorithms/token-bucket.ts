@@ -51,6 +51,13 @@ export class TokenBucket implements Strategy, Admits {
     return this.decide(now, cost, true);
   }
 
+  take(now: number, cost: number): boolean {
+    const tokens = this.tokensAt(now);
+    if (tokens < cost - EPSILON) return false;
+    this.set(now, tokens - cost);
+    return true;
+  }
+
   peek(now: number, cost: number): Decision {
     return this.decide(now, cost, false);
   }
