@@ -1,20 +1,23 @@
 /**
  * The pacer against its model, once for every permit source: its own in-memory limiter, a fake
  * store answered by hand (with and without batches), a synchronous fake store, the cross-tab
- * store (fake IndexedDB and Web Locks). Every source runs the same operation sequences (less the
- * operations it cannot honestly run: see `KINDS`) under the same invariants, on a manual clock.
+ * store (fake IndexedDB and Web Locks) and, when REDIS_URL is set, the Redis store. Every source
+ * runs the same operation sequences (less the operations it cannot honestly run: see `KINDS`)
+ * under the same invariants, on a manual clock.
  */
 import { IDBFactory } from 'fake-indexeddb';
 import fc from 'fast-check';
-import { describe, expect, it, vi } from 'vitest';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRateLimiter } from '../../src/core/limiter.js';
 import type { Policy } from '../../src/core/policy.js';
 import { createPacer, type PacerClock } from '../../src/pacer/index.js';
 import { crossTabStore } from '../../src/stores/cross-tab/index.js';
+import { redisStore } from '../../src/stores/redis/index.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { fakeLocks } from '../support/fake-locks.js';
 import { fakeStore } from '../support/fake-store.js';
-import { type WatchedStore, watchStore } from '../support/watched-store.js';
+import { scriptsAt, type WatchedStore, watchStore } from '../support/watched-store.js';
 
 type AlgorithmName = NonNullable<Policy['algorithm']>;
 
@@ -47,7 +50,7 @@ const referenceLimiter = (policy: Policy, maxKeys: number, now: () => number) =>
 const KEYS = ['a', 'b', 'c'];
 const PRIORITIES = [0, 1, 2];
 const MAX_OPS = 40;
-/** Where the cross-tab store's clock starts (the manual clock's 0), as its tests do. */
+/** Where the cross-tab and Redis stores' clocks start (the manual clock's 0), as their tests do. */
 const EPOCH = 1_732_000_000_000;
 
 /** What a kind of permit source gives one run. */
@@ -66,7 +69,7 @@ interface Kind {
   /** Its store's calls wait for the test: the 'answer' and 'fail' ops. */
   readonly byHand: boolean;
   /**
-   * Its store answers through real asynchronous work (IndexedDB): after each step,
+   * Its store answers through real asynchronous work (IndexedDB, a socket): after each step,
    * and at each timer as time moves, the test waits for every call out to be answered (no
    * time passes meanwhile), so the store decides at the time the pacer asked.
    */
@@ -86,9 +89,9 @@ let crossTabs = 0;
 /**
  * The permit sources. The 'answer' and 'fail' ops only exist for the fake store answered by
  * hand: the pacer's own limiter makes no store calls, a synchronous store has answered before
- * the call returns, and the cross-tab store is answered by its own IndexedDB and locks (a call
- * the test held back would be a different store: the fake covers a late answer and a failed
- * one, for every store, through the same pacer code).
+ * the call returns, and the cross-tab and Redis stores are answered by their own IndexedDB
+ * and server (a call the test held back would be a different store: the fake covers a late
+ * answer and a failed one, for every store, through the same pacer code).
  */
 const KINDS: readonly Kind[] = [
   {
@@ -616,4 +619,51 @@ describe('the pacer against its model, over every permit source', () => {
   for (const kind of KINDS) {
     it(`${INVARIANTS}: ${kind.name}`, () => modelOf(kind), 60_000);
   }
+});
+
+// As in redis.test.ts: skipped without REDIS_URL (CI sets it); with it set and no server
+// there, this fails.
+const url = process.env['REDIS_URL'];
+
+describe.skipIf(url === undefined)('the pacer against its model, on a real redis-server', () => {
+  let client: ReturnType<typeof createClient>;
+  const prefix = `model-${process.pid}-${Date.now()}`;
+  let runs = 0;
+
+  beforeAll(async () => {
+    client = createClient({
+      url: url as string,
+      socket: { reconnectStrategy: false, connectTimeout: 5_000 },
+    });
+    client.on('error', () => {});
+    await client.connect();
+  });
+
+  afterAll(async () => {
+    if (!client?.isOpen) return;
+    for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })) {
+      if (keys.length > 0) await client.del(keys);
+    }
+    client.destroy();
+  });
+
+  const redis: Kind = {
+    name: 'the Redis store (its script on the manual clock)',
+    everyAlgorithm: false,
+    byHand: false,
+    io: true,
+    onTime: true,
+    numRuns: 100,
+    // A fresh prefix per run: a fresh bucket for every key.
+    open: (clock) => ({
+      watched: watchStore(
+        redisStore({
+          client: scriptsAt(client, () => EPOCH + clock.now()),
+          prefix: `${prefix}:${runs++}:`,
+        }),
+      ),
+    }),
+  };
+
+  it(`${INVARIANTS}: ${redis.name}`, () => modelOf(redis), 60_000);
 });

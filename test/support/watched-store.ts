@@ -1,5 +1,7 @@
+import type { createClient } from 'redis';
 import type { Decision } from '../../src/core/decision.js';
 import { defineStore, type Store, type StoreCost } from '../../src/pacer/index.js';
+import type { RedisScripting } from '../../src/stores/redis/index.js';
 
 /** A store as the pacer's model test sees it: what it granted, and how the pacer called it. */
 export interface WatchedStore {
@@ -19,10 +21,10 @@ const isPromise = <T>(value: T | Promise<T>): value is Promise<T> =>
   typeof (value as { then?: unknown } | null)?.then === 'function';
 
 /**
- * Wraps `inner` (any store: the fake, cross-tab) so that every kind is checked the same
+ * Wraps `inner` (any store: the fake, cross-tab, Redis) so that every kind is checked the same
  * way: each grant is counted when the answer reaches the pacer (before the pacer sees it), two
  * takes of one key out at once count as an overlap, and calls still out are counted so that a
- * test can wait for a store's own asynchronous work (IndexedDB) to end.
+ * test can wait for a store's own asynchronous work (IndexedDB, a Redis round trip) to end.
  * Synchronous answers stay synchronous.
  */
 export function watchStore(inner: Store): WatchedStore {
@@ -129,4 +131,26 @@ export function watchStore(inner: Store): WatchedStore {
       return outstanding;
     },
   };
+}
+
+/**
+ * The store's script run on the test's clock, through the `RedisScripting` adapter: the time
+ * argument (ARGV[2], '' for the server's) set to `now()`, as redis.test.ts runs it. The script
+ * sets its TTL from that clock, but Redis expires keys on its own: PERSIST in the same
+ * transaction keeps the key until the test's time says it is at rest (the test deletes its
+ * keys at the end).
+ */
+export function scriptsAt(client: ReturnType<typeof createClient>, now: () => number) {
+  const scripting: RedisScripting = {
+    async eval(script, keys, args) {
+      const [op = '', , ...rest] = args;
+      const [reply] = await client
+        .multi()
+        .eval(script, { keys, arguments: [op, String(now()), ...rest] })
+        .persist(keys[0] as string)
+        .exec();
+      return reply;
+    },
+  };
+  return scripting;
 }
