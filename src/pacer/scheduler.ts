@@ -154,6 +154,9 @@ export class Scheduler implements SchedulerCore {
   blockUntil(key: string, until: number): void {
     assertKey(key);
     this.limiter.feedback.blockUntil(key, until);
+    // A disposed pacer's store link is closed: a response that arrives after `dispose()` (a task
+    // in flight) is no error, and the store is not asked again.
+    if (this.disposed) return;
     this.permits.blockUntil(key, until);
     this.retime(key);
   }
@@ -161,6 +164,7 @@ export class Scheduler implements SchedulerCore {
   observe(key: string, signal: ServerSignal): void {
     assertKey(key);
     this.limiter.feedback.observe(key, signal);
+    if (this.disposed) return;
     this.permits.observe(key, signal);
     this.retime(key);
   }
