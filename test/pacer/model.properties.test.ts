@@ -7,8 +7,7 @@
  */
 import { IDBFactory } from 'fake-indexeddb';
 import fc from 'fast-check';
-import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import type { Policy } from '../../src/core/policy.js';
 import { createPacer, type PacerClock } from '../../src/pacer/index.js';
@@ -17,6 +16,7 @@ import { redisStore } from '../../src/stores/redis/index.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { fakeLocks } from '../support/fake-locks.js';
 import { fakeStore } from '../support/fake-store.js';
+import { useTestRedis } from '../support/redis-server.js';
 import { scriptsAt, type WatchedStore, watchStore } from '../support/watched-store.js';
 
 type AlgorithmName = NonNullable<Policy['algorithm']>;
@@ -621,26 +621,9 @@ describe('the pacer against its model, over every permit source', () => {
 const url = process.env['REDIS_URL'];
 
 describe.skipIf(url === undefined)('the pacer against its model, on a real redis-server', () => {
-  let client: ReturnType<typeof createClient>;
   const prefix = `model-${process.pid}-${Date.now()}`;
   let runs = 0;
-
-  beforeAll(async () => {
-    client = createClient({
-      url: url as string,
-      socket: { reconnectStrategy: false, connectTimeout: 5_000 },
-    });
-    client.on('error', () => {});
-    await client.connect();
-  });
-
-  afterAll(async () => {
-    if (!client?.isOpen) return;
-    for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })) {
-      if (keys.length > 0) await client.del(keys);
-    }
-    client.destroy();
-  });
+  const connection = useTestRedis(url, () => prefix);
 
   const redis: Kind = {
     name: 'the Redis store (its script on the manual clock)',
@@ -653,7 +636,7 @@ describe.skipIf(url === undefined)('the pacer against its model, on a real redis
     open: (clock) => ({
       watched: watchStore(
         redisStore({
-          client: scriptsAt(client, () => EPOCH + clock.now()),
+          client: scriptsAt(connection.client, () => EPOCH + clock.now()),
           prefix: `${prefix}:${runs++}:`,
         }),
       ),

@@ -20,7 +20,7 @@ import {
 } from '../../src/stores/redis/index.js';
 import { encodeCost, parseDecisions, SCRIPT, scriptArgs } from '../../src/stores/redis/script.js';
 import { adjust, decide, learn, lower, normalize } from '../../src/stores/bucket-state.js';
-import { startRedisServer } from '../support/redis-server.js';
+import { startRedisServer, useTestRedis } from '../support/redis-server.js';
 import type { WorkerResult } from './redis-worker.js';
 
 const url = process.env['REDIS_URL'];
@@ -38,24 +38,10 @@ const call = (limits: Policy[], signal = new AbortController().signal): StoreCal
 });
 
 describe.skipIf(url === undefined)('redisStore against a real redis-server', () => {
+  const redis = useTestRedis(url, () => run);
   let client: Client;
-
-  beforeAll(async () => {
-    // No reconnect loop: REDIS_URL set but unreachable must fail here, loudly.
-    client = createClient({
-      url: url as string,
-      socket: { reconnectStrategy: false, connectTimeout: 5_000 },
-    });
-    client.on('error', () => {});
-    await client.connect();
-  });
-
-  afterAll(async () => {
-    if (!client?.isOpen) return;
-    for await (const keys of client.scanIterator({ MATCH: `${run}*`, COUNT: 1_000 })) {
-      if (keys.length > 0) await client.del(keys);
-    }
-    client.destroy();
+  beforeAll(() => {
+    client = redis.client;
   });
 
   /**

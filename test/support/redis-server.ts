@@ -1,3 +1,5 @@
+import { createClient } from 'redis';
+import { afterAll, beforeAll } from 'vitest';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -81,4 +83,32 @@ export async function startRedisServer(): Promise<RedisServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A client of `REDIS_URL` for a `describe.skipIf(url === undefined)` block, connected before its
+ * tests and, after them, cleared of every key under `prefix()` and closed. No reconnect loop: a
+ * REDIS_URL set but unreachable must fail in `beforeAll`, loudly.
+ */
+export function useTestRedis(url: string | undefined, prefix: () => string) {
+  const held: { client: ReturnType<typeof createClient> } = {
+    client: undefined as unknown as ReturnType<typeof createClient>,
+  };
+  beforeAll(async () => {
+    held.client = createClient({
+      url: url as string,
+      socket: { reconnectStrategy: false, connectTimeout: 5_000 },
+    });
+    held.client.on('error', () => {});
+    await held.client.connect();
+  });
+  afterAll(async () => {
+    const { client } = held;
+    if (!client?.isOpen) return;
+    for await (const keys of client.scanIterator({ MATCH: `${prefix()}*`, COUNT: 1_000 })) {
+      if (keys.length > 0) await client.del(keys);
+    }
+    client.destroy();
+  });
+  return held;
 }
