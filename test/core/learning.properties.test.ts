@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Algorithm, createRateLimiter, type Policy } from '../../src/index.js';
+import {
+  type Algorithm,
+  createRateLimiter,
+  fixedWindow,
+  gcra,
+  type Policy,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 // A key that learned a policy on top of its own: whatever its own policy (all five algorithms),
@@ -9,11 +18,11 @@ import { createManualClock } from '../../src/testing/index.js';
 // learning never raised its credit.
 
 const ALGORITHMS: readonly Algorithm[] = [
-  'token-bucket',
-  'gcra',
-  'sliding-log',
-  'sliding-window',
-  'fixed-window',
+  tokenBucket,
+  gcra,
+  slidingLog,
+  slidingWindow,
+  fixedWindow,
 ];
 
 const aPolicy: fc.Arbitrary<Policy> = fc

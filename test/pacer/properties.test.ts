@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRateLimiter } from '../../src/core/limiter.js';
 import type { Algorithm, Policy } from '../../src/core/policy.js';
+import { fixedWindow, gcra, slidingLog, slidingWindow, tokenBucket } from '../../src/index.js';
 import { createPacer, type PacerClock } from '../../src/pacer/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
@@ -28,19 +29,18 @@ const KEYS = ['a', 'b', 'c'];
 const policyArb = fc
   .record({
     algorithm: fc.constantFrom<Algorithm>(
-      'token-bucket',
-      'gcra',
-      'sliding-log',
-      'sliding-window',
-      'fixed-window',
+      tokenBucket,
+      gcra,
+      slidingLog,
+      slidingWindow,
+      fixedWindow,
     ),
     limit: fc.integer({ min: 1, max: 5 }),
     windowMs: fc.constantFrom(100, 250, 1_000, 333),
     burst: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
   })
   .map(({ algorithm, limit, windowMs, burst }): Policy => {
-    const burstable = algorithm === 'token-bucket' || algorithm === 'gcra';
-    return burstable && burst !== undefined
+    return algorithm.burst === 'capacity' && burst !== undefined
       ? { algorithm, limit, windowMs, burst }
       : { algorithm, limit, windowMs };
   });
@@ -279,9 +279,9 @@ describe('pacer properties', () => {
         // And directly: no window of windowMs holds more than the algorithm can admit.
         const { limit, windowMs, algorithm, burst } = config.policy;
         const bound =
-          algorithm === 'token-bucket' || algorithm === 'gcra'
+          algorithm?.burst === 'capacity'
             ? (burst ?? limit) + limit
-            : algorithm === 'sliding-log'
+            : algorithm === slidingLog
               ? limit
               : 2 * limit;
         const starts = log.filter((entry) => entry.kind === 'start');

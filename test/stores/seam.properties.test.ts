@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Policy } from '../../src/core/policy.js';
+import { gcra, tokenBucket } from '../../src/index.js';
 import { createPacer, type PacerClock } from '../../src/pacer/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { fakeStore } from '../support/fake-store.js';
@@ -28,7 +29,7 @@ const KEYS = ['a', 'b'];
 
 const policyArb = fc
   .record({
-    algorithm: fc.constantFrom<'token-bucket' | 'gcra'>('token-bucket', 'gcra'),
+    algorithm: fc.constantFrom(tokenBucket, gcra),
     limit: fc.integer({ min: 1, max: 4 }),
     windowMs: fc.constantFrom(100, 333, 1_000),
     burst: fc.option(fc.integer({ min: 2, max: 5 }), { nil: undefined }),
