@@ -1,7 +1,15 @@
 // Quick figures for the core (the real, side-by-side benchmark lives in bench/ later):
 // decisions per second on one hot key, and heap bytes per key with 100,000 keys.
 // Run: npm run build && node --expose-gc scripts/measure-core.mjs
-import { createRateLimiter, perSecond } from '../dist/index.js';
+import {
+  createRateLimiter,
+  fixedWindow,
+  gcra,
+  perSecond,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '../dist/index.js';
 
 const gc = globalThis.gc;
 if (!gc) throw new Error('run with node --expose-gc');
@@ -52,10 +60,10 @@ function bytesPerKey(algorithm) {
   const dropped = limiter.evictIdle();
   return { perKey, busy, dropped };
 }
-for (const algorithm of ['token-bucket', 'gcra', 'sliding-window', 'fixed-window', 'sliding-log']) {
+for (const algorithm of [tokenBucket, gcra, slidingWindow, fixedWindow, slidingLog]) {
   const { perKey, busy } = bytesPerKey(algorithm);
   console.log(
-    `${algorithm.padEnd(16)} ${busy} keys with live state: ${perKey.toFixed(0).padStart(4)} B/key (key strings excluded)`,
+    `${algorithm.name.padEnd(16)} ${busy} keys with live state: ${perKey.toFixed(0).padStart(4)} B/key (key strings excluded)`,
   );
 }
 if (sink === 42) console.log('');

@@ -1,7 +1,14 @@
-// The root is what an app uses: policies, a limiter (made one way, `createRateLimiter`), an
-// unkeyed state (`createStrategy`), the pacer, the paced fetch, their errors and types. The
-// algorithm classes, `resolvePolicy` and the default ticker are internals a bundle need not name.
+// The root is what an app uses: policies and the algorithm values they count with, a limiter
+// (made one way, `createRateLimiter`), an unkeyed state (`createStrategy`), the pacer, the paced
+// fetch, their errors and types. The algorithm classes, `resolvePolicy` and the default ticker
+// are internals a bundle need not name.
+export { arrivalSafe } from './core/algorithms/arrival-safe.js';
+export { fixedWindow } from './core/algorithms/fixed-window.js';
+export { gcra } from './core/algorithms/gcra.js';
 export { createStrategy, type Strategy } from './core/algorithms/index.js';
+export { slidingLog } from './core/algorithms/sliding-log.js';
+export { slidingWindow } from './core/algorithms/sliding-window.js';
+export { tokenBucket } from './core/algorithms/token-bucket.js';
 export type { Ticker } from './core/clock.js';
 export type { Decision, DenialReason } from './core/decision.js';
 export {
@@ -17,6 +24,7 @@ export type { Cost, UnitCosts, UnitInspection, UnitLimits } from './core/units.j
 export type { ActualCost } from './http/unit-costs.js';
 export {
   type Algorithm,
+  type AlgorithmName,
   type Policy,
   type PolicyOptions,
   perDay,

@@ -6,7 +6,7 @@ import Bottleneck from 'bottleneck';
 import { RateLimiter, TokenBucket } from 'limiter';
 import PQueue from 'p-queue';
 import pThrottle from 'p-throttle';
-import { createPacedFetch, perSecond } from '../../dist/index.js';
+import { createPacedFetch, perSecond, slidingLog } from '../../dist/index.js';
 import { isMain, serveChild } from '../lib/child.mjs';
 
 /** A queuer run as a paced call: TanStack's queue has no promise per item, the item settles one. */
@@ -23,10 +23,10 @@ function fetchPacerConfigs({ rate, burst }) {
   const published =
     burst === undefined ? `perSecond(${rate})` : `perSecond(${rate}, { burst: ${burst} })`;
   // The nearest sliding log to a leaky bucket: its burst per the time the bucket takes to drain.
-  const slidingLog =
+  const logged =
     burst === undefined
-      ? { limit: rate, windowMs: 1_000, algorithm: 'sliding-log' }
-      : { limit: burst, windowMs: (burst * 1_000) / rate, algorithm: 'sliding-log' };
+      ? { limit: rate, windowMs: 1_000, algorithm: slidingLog }
+      : { limit: burst, windowMs: (burst * 1_000) / rate, algorithm: slidingLog };
   return {
     'fetch-pacer, published limit': {
       config: `createPacedFetch({ limits: ${published} })`,
@@ -34,8 +34,8 @@ function fetchPacerConfigs({ rate, burst }) {
         pacedFetchOf({ limits: perSecond(rate, burst === undefined ? {} : { burst }) }),
     },
     'fetch-pacer, sliding-log': {
-      config: `createPacedFetch({ limits: { limit: ${slidingLog.limit}, windowMs: ${slidingLog.windowMs}, algorithm: 'sliding-log' } })`,
-      make: (_send, pacedFetchOf) => pacedFetchOf({ limits: slidingLog }),
+      config: `createPacedFetch({ limits: { limit: ${logged.limit}, windowMs: ${logged.windowMs}, algorithm: slidingLog } })`,
+      make: (_send, pacedFetchOf) => pacedFetchOf({ limits: logged }),
     },
     'fetch-pacer, 10x generous': {
       config: `createPacedFetch({ limits: perSecond(${10 * rate}) })`,

@@ -10,7 +10,13 @@
 // each child here. Every loop is also written out on its own, for the same reason.
 import { RateLimiter as TanStackRateLimiter } from '@tanstack/pacer';
 import { RateLimiter as LimiterRateLimiter, TokenBucket as LimiterTokenBucket } from 'limiter';
-import { createPacer, createRateLimiter, createStrategy, perSecond } from '../../dist/index.js';
+import {
+  createPacer,
+  createRateLimiter,
+  createStrategy,
+  gcra,
+  perSecond,
+} from '../../dist/index.js';
 import { isMain, runChild, serveChild } from '../lib/child.mjs';
 import { median } from '../lib/stats.mjs';
 import { num, printTable, ratio } from '../lib/table.mjs';
@@ -55,9 +61,9 @@ const CASES = [
   },
   {
     id: 'fp-gcra',
-    label: "fetch-pacer tryAcquire(key), algorithm 'gcra'",
+    label: 'fetch-pacer tryAcquire(key), algorithm gcra',
     allowed: () => {
-      const limiter = createRateLimiter({ policy: perSecond(ALWAYS, { algorithm: 'gcra' }) });
+      const limiter = createRateLimiter({ policy: perSecond(ALWAYS, { algorithm: gcra }) });
       return (n) => {
         let sink = 0;
         for (let i = 0; i < n; i++) sink += limiter.tryAcquire('hot').remaining;
@@ -65,7 +71,7 @@ const CASES = [
       };
     },
     denied: () => {
-      const limiter = createRateLimiter({ policy: perSecond(1, { algorithm: 'gcra' }) });
+      const limiter = createRateLimiter({ policy: perSecond(1, { algorithm: gcra }) });
       limiter.tryAcquire('hot');
       return (n) => {
         let sink = 0;

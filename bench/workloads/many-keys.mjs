@@ -4,7 +4,7 @@
 // count for no library; every library's state stays referenced until it is measured.
 import Bottleneck from 'bottleneck';
 import { TokenBucket } from 'limiter';
-import { createRateLimiter, perMinute } from '../../dist/index.js';
+import { createRateLimiter, gcra, perMinute, tokenBucket } from '../../dist/index.js';
 import { isMain, runChild, serveChild } from '../lib/child.mjs';
 import { num, printTable, ratio } from '../lib/table.mjs';
 import { activeTimers, fullGc, heapUsed, idleCpuMs, sleep } from '../lib/timing.mjs';
@@ -153,8 +153,8 @@ async function bottleneckGroup(n) {
 }
 
 const LIBRARIES = {
-  'fetch-pacer': { label: 'fetch-pacer (token-bucket)', run: fetchPacer('token-bucket') },
-  'fetch-pacer-gcra': { label: "fetch-pacer (algorithm 'gcra')", run: fetchPacer('gcra') },
+  'fetch-pacer': { label: 'fetch-pacer (token bucket)', run: fetchPacer(tokenBucket) },
+  'fetch-pacer-gcra': { label: 'fetch-pacer (algorithm gcra)', run: fetchPacer(gcra) },
   limiter: { label: 'limiter (Map of TokenBucket)', run: limiterMap },
   bottleneck: { label: 'bottleneck Group', run: bottleneckGroup },
 };

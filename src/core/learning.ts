@@ -1,6 +1,10 @@
 import { strategyFor } from './algorithms/index.js';
 import { combine } from './algorithms/all-of.js';
+import { arrivalSafe } from './algorithms/arrival-safe.js';
+import { slidingLog } from './algorithms/sliding-log.js';
+import { slidingWindow } from './algorithms/sliding-window.js';
 import type { Strategy } from './algorithms/strategy.js';
+import { tokenBucket } from './algorithms/token-bucket.js';
 import { AdaptiveRate, AIMD, MIN_SAMPLE } from './adaptive-rate.js';
 import type { CompiledPolicy } from './compile.js';
 import { type Decision, EPSILON } from './decision.js';
@@ -623,16 +627,16 @@ function adopt(
   // Arrival-safe where every permit's answer is told (a pacer); a bare limiter's caller never
   // settles its permits, so there a sliding log.
   const algorithm: Algorithm = bucket
-    ? 'token-bucket'
+    ? tokenBucket
     : limit > MAX_LOGGED
-      ? 'sliding-window'
+      ? slidingWindow
       : states.answered()
-        ? 'arrival-safe'
-        : 'sliding-log';
+        ? arrivalSafe
+        : slidingLog;
   // A rate a refusal taught is paced from the start, without a first window at once: the
   // server's window is full of the sample that taught it (and of its refusals, which HAProxy
   // counts too). A burst when the block ended was refused whole.
-  const burst = source === 'rate' && algorithm === 'arrival-safe' ? { burst: 1 } : {};
+  const burst = source === 'rate' && algorithm === arrivalSafe ? { burst: 1 } : {};
   const resolved = resolvePolicy({ limit, windowMs: window, algorithm, ...burst }, 'policy');
   const counter = strategyFor(resolved);
   // A slow start counts requests in flight, not permits in a window: the key's own policy

@@ -1,3 +1,5 @@
+import type { Strategy } from './algorithms/strategy.js';
+import { tokenBucket } from './algorithms/token-bucket.js';
 import {
   assertKnownOptions,
   assertPositiveFinite,
@@ -6,8 +8,8 @@ import {
   fail,
 } from './validate.js';
 
-/** How a policy counts. See the README for the trade-offs of each. */
-export type Algorithm =
+/** An algorithm's name: what stores (and the Redis script) keep and check, and messages show. */
+export type AlgorithmName =
   | 'token-bucket'
   | 'sliding-log'
   | 'sliding-window'
@@ -15,14 +17,27 @@ export type Algorithm =
   | 'gcra'
   | 'arrival-safe';
 
-export const ALGORITHMS: readonly Algorithm[] = [
-  'token-bucket',
-  'sliding-log',
-  'sliding-window',
-  'fixed-window',
-  'gcra',
-  'arrival-safe',
-];
+/**
+ * How a policy counts: one of the values `tokenBucket` (the default), `gcra`, `slidingLog`,
+ * `slidingWindow`, `fixedWindow` and `arrivalSafe`, imported from 'fetch-pacer'
+ * (`perSecond(10, { algorithm: slidingLog })`). A value, not a string, so that a bundle holds
+ * only the algorithms an app names. See docs/rate-limiter.md for the trade-offs of each.
+ */
+export interface Algorithm {
+  /** Its name, as a store reads it. */
+  readonly name: AlgorithmName;
+  /**
+   * What a policy's `burst` means with it:
+   * - `'capacity'`: the most permits at once (`tokenBucket`, `gcra`);
+   * - `'spacing'`: bursts of that many at any time, at most `limit`, spaced between
+   *   (`arrivalSafe`; its capacity stays `limit`);
+   * - absent: it takes no `burst` (the window algorithms count whole windows: their burst is
+   *   their limit).
+   */
+  readonly burst?: 'capacity' | 'spacing';
+  /** A fresh, at-rest state of one key under `policy` (a policy resolved with this algorithm). */
+  create(policy: ResolvedPolicy): Strategy;
+}
 
 /** "`limit` requests per `windowMs`", counted by `algorithm`. */
 export interface Policy {
@@ -30,11 +45,15 @@ export interface Policy {
   readonly limit: number;
   /** The window in ms: a finite number > 0. */
   readonly windowMs: number;
-  /** @default 'token-bucket' */
+  /**
+   * How to count: an algorithm value such as `slidingLog` (`import { slidingLog } from
+   * 'fetch-pacer'`).
+   * @default tokenBucket
+   */
   readonly algorithm?: Algorithm;
   /**
-   * Most permits available at once, for `token-bucket` and `gcra` (the window algorithms count
-   * whole windows, so their burst is the limit). For `arrival-safe`, the server allows bursts of
+   * Most permits available at once, for `tokenBucket` and `gcra` (the window algorithms count
+   * whole windows, so their burst is the limit). For `arrivalSafe`, the server allows bursts of
    * this many at any time (at most `limit`); without it only the first window is sent at once.
    * A positive integer.
    * @default limit
@@ -44,7 +63,11 @@ export interface Policy {
 
 /** The options the `perSecond`/`perMinute`/`perHour`/`perDay` helpers take besides the limit. */
 export interface PolicyOptions {
-  /** @default 'token-bucket' */
+  /**
+   * How to count: an algorithm value such as `slidingLog` (`import { slidingLog } from
+   * 'fetch-pacer'`).
+   * @default tokenBucket
+   */
   readonly algorithm?: Algorithm;
   /** @default limit */
   readonly burst?: number;
@@ -54,17 +77,27 @@ export interface PolicyOptions {
 export interface ResolvedPolicy {
   readonly limit: number;
   readonly windowMs: number;
-  readonly algorithm: Algorithm;
-  /** Most permits one request (or a burst) can take: `burst ?? limit` (`arrival-safe`: `limit`). */
+  /** The algorithm's name: what a store keeps and checks (`counting.name`). */
+  readonly algorithm: AlgorithmName;
+  /** The algorithm itself: `counting.create(policy)` makes a key's state. */
+  readonly counting: Algorithm;
+  /** Most permits one request (or a burst) can take: `burst ?? limit` (`arrivalSafe`: `limit`). */
   readonly capacity: number;
-  /** `arrival-safe` only: the `burst` given, if any (its capacity stays `limit`). */
+  /** `arrivalSafe` only: the `burst` given, if any (its capacity stays `limit`). */
   readonly burst?: number;
 }
 
 const POLICY_FIELDS = ['limit', 'windowMs', 'algorithm', 'burst'];
 
-/** The algorithms that take a `burst`; the others count whole windows. */
-const BURSTABLE: readonly Algorithm[] = ['token-bucket', 'gcra', 'arrival-safe'];
+/** Every algorithm's name, to tell an algorithm value from anything else without importing it. */
+const NAMES: readonly string[] = [
+  'token-bucket',
+  'gcra',
+  'sliding-log',
+  'sliding-window',
+  'fixed-window',
+  'arrival-safe',
+];
 
 // `@__PURE__`: a bundler may then drop the helpers an app does not use.
 function per(windowMs: number) {
@@ -100,26 +133,53 @@ export function resolvePolicy(policy: Policy, field = ''): ResolvedPolicy {
   }
   assertKnownOptions(`a policy${field ? ` (\`${field}\`)` : ''}`, policy, POLICY_FIELDS);
   const name = (key: string) => (field ? `${field}.${key}` : key);
-  const { limit, windowMs, algorithm = 'token-bucket', burst } = policy;
+  const { limit, windowMs, algorithm: counting = tokenBucket, burst } = policy;
   assertPositiveInteger(name('limit'), limit);
   assertPositiveFinite(name('windowMs'), windowMs);
-  if (!ALGORITHMS.includes(algorithm)) {
-    fail(name('algorithm'), `one of '${ALGORITHMS.join("', '")}'`, algorithm, TypeError);
+  assertAlgorithm(name('algorithm'), counting);
+  const algorithm = counting.name;
+  const resolved = { limit, windowMs, algorithm, counting, capacity: limit };
+  if (burst === undefined) return Object.freeze(resolved);
+  if (counting.burst === undefined) {
+    throw new TypeError(
+      `[fetch-pacer] \`${name('burst')}\` applies only to \`tokenBucket\`, \`gcra\` and \`arrivalSafe\`, got ${describe(burst)} with \`${valueName(algorithm)}\` (its burst is its limit)`,
+    );
   }
-  if (burst !== undefined) {
-    if (!BURSTABLE.includes(algorithm)) {
-      throw new TypeError(
-        `[fetch-pacer] \`${name('burst')}\` applies only to 'token-bucket', 'gcra' and 'arrival-safe', got ${describe(burst)} with algorithm '${algorithm}' (its burst is its limit)`,
-      );
-    }
-    assertPositiveInteger(name('burst'), burst);
-    if (algorithm === 'arrival-safe' && burst > limit) {
-      fail(name('burst'), `at most \`limit\` (${limit}) with 'arrival-safe'`, burst, RangeError);
-    }
-    if (algorithm === 'arrival-safe') {
-      return Object.freeze({ limit, windowMs, algorithm, capacity: limit, burst });
-    }
-    return Object.freeze({ limit, windowMs, algorithm, capacity: burst });
+  assertPositiveInteger(name('burst'), burst);
+  if (counting.burst === 'capacity') return Object.freeze({ ...resolved, capacity: burst });
+  if (burst > limit) {
+    fail(
+      name('burst'),
+      `at most \`limit\` (${limit}) with \`${valueName(algorithm)}\``,
+      burst,
+      RangeError,
+    );
   }
-  return Object.freeze({ limit, windowMs, algorithm, capacity: limit });
+  return Object.freeze({ ...resolved, burst });
+}
+
+/**
+ * Throws a TypeError unless `value` is an algorithm value: told by its shape (a known name and a
+ * `create`), not by identity, so that the values of two copies of the package in one app both
+ * work. A string (an algorithm's name, the form before the values) is told which value to import.
+ */
+function assertAlgorithm(field: string, value: unknown): asserts value is Algorithm {
+  const { name, create } = Object(value) as Partial<Algorithm>;
+  if (isName(name) && typeof create === 'function') return;
+  const suggested = isName(value) ? valueName(value) : 'tokenBucket';
+  fail(
+    field,
+    `an algorithm value such as \`${suggested}\` (import { ${suggested} } from 'fetch-pacer')`,
+    value,
+    TypeError,
+  );
+}
+
+function isName(value: unknown): value is AlgorithmName {
+  return typeof value === 'string' && NAMES.includes(value);
+}
+
+/** The exported name of an algorithm's value, for messages: 'sliding-log' is `slidingLog`. */
+export function valueName(name: string): string {
+  return name.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
 }

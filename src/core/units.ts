@@ -1,4 +1,5 @@
 import type { Strategy } from './algorithms/strategy.js';
+import { tokenBucket } from './algorithms/token-bucket.js';
 import { Units } from './algorithms/units.js';
 import type { CompiledPolicy } from './compile.js';
 import {
@@ -36,7 +37,7 @@ export interface UnitPolicy {
 }
 
 /**
- * A unit's policies as they are compiled. `'arrival-safe'` in a unit other than the main one
+ * A unit's policies as they are compiled. `arrivalSafe` in a unit other than the main one
  * (the requests) is counted as a token bucket whose permits count from the send and refill only
  * from the answer: the server counts arrivals, which lie between, so network jitter cannot
  * bunch them past its bucket (how OpenAI and Anthropic count tokens), and a bucket keeps O(1)
@@ -47,13 +48,16 @@ export function arrivalSafeUnit(input: Policy | readonly Policy[]): {
   readonly untilAnswer: boolean;
 } {
   const list: readonly Policy[] = Array.isArray(input) ? input : [input as Policy];
-  if (!list.some((policy) => policy?.algorithm === 'arrival-safe'))
-    return { input, untilAnswer: false };
+  if (!list.some(isArrivalSafe)) return { input, untilAnswer: false };
   const buckets = list.map(
-    (policy): Policy =>
-      policy?.algorithm === 'arrival-safe' ? { ...policy, algorithm: 'token-bucket' } : policy,
+    (policy): Policy => (isArrivalSafe(policy) ? { ...policy, algorithm: tokenBucket } : policy),
   );
   return { input: Array.isArray(input) ? buckets : (buckets[0] as Policy), untilAnswer: true };
+}
+
+/** Told by its name: importing the `arrivalSafe` value here would put it in every bundle. */
+function isArrivalSafe(policy: Policy | undefined): boolean {
+  return policy?.algorithm?.name === 'arrival-safe';
 }
 
 /**

@@ -1,9 +1,11 @@
+import { arrivalSafe } from '../core/algorithms/arrival-safe.js';
+import { gcra } from '../core/algorithms/gcra.js';
 import type { PolicyInput, PolicyResolver } from '../core/compile.js';
 import type { Policy } from '../core/policy.js';
 import { isUnitLimits } from '../core/compile.js';
 
 /**
- * The paced fetch's own `limits` count `arrival-safe` unless they name an algorithm: the server
+ * The paced fetch's own `limits` count `arrivalSafe` unless they name an algorithm: the server
  * counts requests when they arrive, and only that accounting stays under "N per window" as any
  * server counts it, whatever the network's jitter (see `ArrivalSafe`). A policy whose `burst`
  * exceeds its limit describes a token bucket and is left as it is. Anything that is no policy
@@ -19,7 +21,7 @@ export function arrivalSafeByDefault(
  * A store's `limits` (shared by every tab or process) count what a shared bucket can: a policy
  * that names no algorithm is a GCRA of its rate without a burst, one permit every `windowMs /
  * limit`. A store counts at the send and never hears the answers, so it cannot count
- * `arrival-safe`; the default token bucket let its first window's burst and then its refill
+ * `arrivalSafe`; the default token bucket let its first window's burst and then its refill
  * through, twice the limit in one window, which HAProxy's sliding-window counter and nginx
  * refuse (three processes on one Redis store configured to the published limit: 17-32 and
  * 13-23 refusals in 300 calls, `npm run bench:servers:store`). Spaced, no window holds more than the limit as a server counts
@@ -56,7 +58,7 @@ function mapInputs(
 }
 
 /**
- * With limits per unit every unit counts `arrival-safe` unless it names an algorithm: the
+ * With limits per unit every unit counts `arrivalSafe` unless it names an algorithm: the
  * requests as above, the other units (tokens) as buckets charged at the answer (see
  * `arrivalSafeUnit`), as OpenAI and Anthropic count tokens, in O(1) memory per key.
  */
@@ -70,7 +72,7 @@ function arrivalSafeInput(input: PolicyInput): PolicyInput {
 }
 
 function arrivalSafePolicies(input: Policy | readonly Policy[]): Policy | readonly Policy[] {
-  return mapPolicies(input, arrivalSafe);
+  return mapPolicies(input, arrivalSafeUnlessNamed);
 }
 
 function mapPolicies(
@@ -85,15 +87,15 @@ function spaced(policy: Policy): Policy {
     return policy;
   }
   const { burst, limit } = policy;
-  if (burst !== undefined) return burst <= limit ? { ...policy, algorithm: 'gcra' } : policy;
-  return { ...policy, algorithm: 'gcra', burst: 1 };
+  if (burst !== undefined) return burst <= limit ? { ...policy, algorithm: gcra } : policy;
+  return { ...policy, algorithm: gcra, burst: 1 };
 }
 
-function arrivalSafe(policy: Policy): Policy {
+function arrivalSafeUnlessNamed(policy: Policy): Policy {
   if (typeof policy !== 'object' || policy === null || policy.algorithm !== undefined) {
     return policy;
   }
   const { burst, limit } = policy;
   if (burst !== undefined && !(burst <= limit)) return policy;
-  return { ...policy, algorithm: 'arrival-safe' };
+  return { ...policy, algorithm: arrivalSafe };
 }

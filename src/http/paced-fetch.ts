@@ -1,3 +1,4 @@
+import { tokenBucket } from '../core/algorithms/token-bucket.js';
 import { assertFiniteNumber, assertKnownOptions, describe, fail } from '../core/validate.js';
 import { assertCost, type UnitCosts, type UnitLimits } from '../core/units.js';
 import { isRateLimitError } from '../pacer/errors.js';
@@ -20,15 +21,15 @@ import { type ActualCost, adjustToActual, applyUnitQuotas } from './unit-costs.j
 const UNCONFIGURED = Object.freeze({
   limit: 1_000_000,
   windowMs: 1_000,
-  algorithm: 'token-bucket',
-} as const);
+  algorithm: tokenBucket,
+});
 
 /** A billion tokens a second, counted at the send: no limit, until one is learned. */
 const NO_TOKEN_LIMIT = Object.freeze({
   limit: 1_000_000_000,
   windowMs: 1_000,
-  algorithm: 'token-bucket',
-} as const);
+  algorithm: tokenBucket,
+});
 
 /**
  * The own limits of a zero-configuration paced fetch with a `cost` function: its requests as

@@ -249,7 +249,7 @@ function checkStoreLimits(store: Store, compiled: CompiledPolicy, field: string)
   const untilAnswer = compiled.units?.find((unit) => unit.untilAnswer === true);
   if (untilAnswer !== undefined) {
     throw new TypeError(
-      `[fetch-pacer] \`${field}.${untilAnswer.name}\` counts 'arrival-safe', which counts until each answer in the pacer's own memory only: a shared store counts with 'token-bucket' or 'gcra'. Name one of those, or leave out \`store\`.`,
+      `[fetch-pacer] \`${field}.${untilAnswer.name}\` counts with \`arrivalSafe\`, which counts until each answer in the pacer's own memory only: a shared store counts with \`tokenBucket\` or \`gcra\`. Name one of those, or leave out \`store\`.`,
     );
   }
   store.check?.(storeLimitsOf(compiled).limits);

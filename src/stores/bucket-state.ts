@@ -2,7 +2,7 @@ import { combine } from '../core/algorithms/all-of.js';
 import { type Admits, settleRetry } from '../core/algorithms/strategy.js';
 import { whole } from '../core/algorithms/token-bucket.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
-import type { ResolvedPolicy } from '../core/policy.js';
+import { type ResolvedPolicy, valueName } from '../core/policy.js';
 import { MAX_DELAY_MS, type ServerSignal, serverDelay } from '../core/signal.js';
 import type { StoreCost } from '../pacer/store-contract.js';
 
@@ -69,7 +69,7 @@ export function assertShareable(limits: Limits, store: string): void {
   for (const policy of limits) {
     if (!SHARED.has(policy.algorithm)) {
       throw new TypeError(
-        `[fetch-pacer] ${store} counts with 'token-bucket' or 'gcra', got '${policy.algorithm}'. Use one of those (a token bucket of the same limit and window is the closest), or the in-memory store.`,
+        `[fetch-pacer] ${store} counts with \`tokenBucket\` or \`gcra\`, got \`${valueName(policy.algorithm)}\`. Use one of those (a token bucket of the same limit and window is the closest), or the in-memory store.`,
       );
     }
   }

@@ -124,9 +124,8 @@ function countedOf(limits: Limits, units: readonly string[] | undefined): Counte
   return { input, units: firsts };
 }
 
-function asPolicy({ limit, windowMs, algorithm, capacity }: ResolvedPolicy): Policy {
-  const burstable = algorithm === 'token-bucket' || algorithm === 'gcra';
-  return burstable && capacity !== limit
-    ? { limit, windowMs, algorithm, burst: capacity }
-    : { limit, windowMs, algorithm };
+function asPolicy({ limit, windowMs, counting, capacity }: ResolvedPolicy): Policy {
+  return counting.burst === 'capacity' && capacity !== limit
+    ? { limit, windowMs, algorithm: counting, burst: capacity }
+    : { limit, windowMs, algorithm: counting };
 }

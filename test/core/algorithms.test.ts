@@ -1,6 +1,26 @@
-import { describe, expect, it } from 'vitest';
-import { Gcra, TokenBucket } from '../../src/core/algorithms/index.js';
-import { createRateLimiter, createStrategy, type Policy, perSecond } from '../../src/index.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { ArrivalSafe } from '../../src/core/algorithms/arrival-safe.js';
+import { FixedWindow } from '../../src/core/algorithms/fixed-window.js';
+import { Gcra } from '../../src/core/algorithms/gcra.js';
+import { SlidingLog } from '../../src/core/algorithms/sliding-log.js';
+import { SlidingWindow } from '../../src/core/algorithms/sliding-window.js';
+import { TokenBucket } from '../../src/core/algorithms/token-bucket.js';
+import {
+  type Algorithm,
+  type AlgorithmName,
+  arrivalSafe,
+  createRateLimiter,
+  createStrategy,
+  fixedWindow,
+  gcra,
+  type Policy,
+  type PolicyOptions,
+  perSecond,
+  type ResolvedPolicy,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 function limiterAt(policy: Policy) {
@@ -44,7 +64,7 @@ describe('token-bucket', () => {
 
 describe('gcra', () => {
   it('admits like a token bucket of the same rate and burst', () => {
-    const gcra = limiterAt({ limit: 10, windowMs: 1000, burst: 2, algorithm: 'gcra' });
+    const cell = limiterAt({ limit: 10, windowMs: 1000, burst: 2, algorithm: gcra });
     const bucket = limiterAt({ limit: 10, windowMs: 1000, burst: 2 });
     for (const [t, cost] of [
       [0, 1],
@@ -56,18 +76,18 @@ describe('gcra', () => {
       [260, 1],
       [900, 2],
     ] as const) {
-      expect(gcra.at(t, cost)).toEqual(bucket.at(t, cost));
+      expect(cell.at(t, cost)).toEqual(bucket.at(t, cost));
     }
   });
 
   it('is the token bucket itself in memory: the same class, so the same decisions', () => {
     expect(Gcra).toBe(TokenBucket);
-    const state = createStrategy({ limit: 5, windowMs: 1000, algorithm: 'gcra' });
+    const state = createStrategy({ limit: 5, windowMs: 1000, algorithm: gcra });
     expect(state).toBeInstanceOf(TokenBucket);
   });
 
   it('reports the time until the bucket is full again as resetMs', () => {
-    const { at } = limiterAt({ limit: 5, windowMs: 1000, algorithm: 'gcra' });
+    const { at } = limiterAt({ limit: 5, windowMs: 1000, algorithm: gcra });
     expect(at(0)).toMatchObject({ allowed: true, remaining: 4, resetMs: 200 });
     expect(at(0, 2)).toMatchObject({ allowed: true, remaining: 2, resetMs: 600 });
   });
@@ -75,7 +95,7 @@ describe('gcra', () => {
 
 describe('sliding-log', () => {
   it('counts an entry while it is younger than one window, and not at exactly one window', () => {
-    const { at } = limiterAt({ limit: 2, windowMs: 1000, algorithm: 'sliding-log' });
+    const { at } = limiterAt({ limit: 2, windowMs: 1000, algorithm: slidingLog });
     expect(at(0)).toMatchObject({ allowed: true, remaining: 1 });
     expect(at(400)).toMatchObject({ allowed: true, remaining: 0 });
     expect(at(999)).toMatchObject({ allowed: false, retryAfterMs: 1, resetMs: 401 });
@@ -85,7 +105,7 @@ describe('sliding-log', () => {
   });
 
   it('waits for as many old entries to leave as a weighted cost needs', () => {
-    const { at } = limiterAt({ limit: 4, windowMs: 100, algorithm: 'sliding-log' });
+    const { at } = limiterAt({ limit: 4, windowMs: 100, algorithm: slidingLog });
     at(0);
     at(10);
     at(20);
@@ -96,7 +116,7 @@ describe('sliding-log', () => {
   });
 
   it('grows its ring buffer past its first slots without losing order', () => {
-    const { at } = limiterAt({ limit: 50, windowMs: 1000, algorithm: 'sliding-log' });
+    const { at } = limiterAt({ limit: 50, windowMs: 1000, algorithm: slidingLog });
     for (let i = 0; i < 50; i++) expect(at(i * 10).allowed).toBe(true);
     expect(at(500)).toMatchObject({ allowed: false, retryAfterMs: 500 });
     for (let i = 0; i < 50; i++) expect(at(1000 + i * 10)).toMatchObject({ allowed: true });
@@ -106,7 +126,7 @@ describe('sliding-log', () => {
 
 describe('sliding-window', () => {
   it('weights the previous window by how much of it the sliding window still covers', () => {
-    const { at } = limiterAt({ limit: 10, windowMs: 1000, algorithm: 'sliding-window' });
+    const { at } = limiterAt({ limit: 10, windowMs: 1000, algorithm: slidingWindow });
     for (let i = 0; i < 10; i++) at(500);
     expect(at(999)).toMatchObject({ allowed: false, retryAfterMs: 2 });
     // At 1250 the estimate is 10 * 0.75 = 7.5, floored to 7: three permits remain.
@@ -117,7 +137,7 @@ describe('sliding-window', () => {
   });
 
   it('finds the first ms at which the sliding estimate lets a request in', () => {
-    const { at } = limiterAt({ limit: 3, windowMs: 1000, algorithm: 'sliding-window' });
+    const { at } = limiterAt({ limit: 3, windowMs: 1000, algorithm: slidingWindow });
     at(0, 3);
     // The floored estimate frees one permit as soon as the previous window starts to slide out.
     expect(at(1000)).toMatchObject({ allowed: false, retryAfterMs: 1 });
@@ -130,7 +150,7 @@ describe('sliding-window', () => {
 
 describe('fixed-window', () => {
   it('resets at window boundaries aligned to the ticker zero', () => {
-    const { at } = limiterAt({ limit: 2, windowMs: 1000, algorithm: 'fixed-window' });
+    const { at } = limiterAt({ limit: 2, windowMs: 1000, algorithm: fixedWindow });
     expect(at(900)).toMatchObject({ allowed: true, remaining: 1, resetMs: 100 });
     expect(at(950)).toMatchObject({ allowed: true, remaining: 0 });
     expect(at(990)).toMatchObject({ allowed: false, retryAfterMs: 10, resetMs: 10 });
@@ -138,8 +158,51 @@ describe('fixed-window', () => {
   });
 
   it('admits up to twice the limit across a boundary (its documented weakness)', () => {
-    const { at } = limiterAt({ limit: 5, windowMs: 1000, algorithm: 'fixed-window' });
+    const { at } = limiterAt({ limit: 5, windowMs: 1000, algorithm: fixedWindow });
     const admitted = [...Array(5)].map(() => at(999)).concat([...Array(5)].map(() => at(1000)));
     expect(admitted.every((d) => d.allowed)).toBe(true);
+  });
+});
+
+describe('algorithm values', () => {
+  const classes: [
+    AlgorithmName,
+    Algorithm,
+    Algorithm['burst'],
+    abstract new (...args: never[]) => unknown,
+  ][] = [
+    ['token-bucket', tokenBucket, 'capacity', TokenBucket],
+    ['gcra', gcra, 'capacity', TokenBucket],
+    ['sliding-log', slidingLog, undefined, SlidingLog],
+    ['sliding-window', slidingWindow, undefined, SlidingWindow],
+    ['fixed-window', fixedWindow, undefined, FixedWindow],
+    ['arrival-safe', arrivalSafe, 'spacing', ArrivalSafe],
+  ];
+
+  it.each(classes)(
+    '%s is frozen, named, and makes its own state',
+    (name, algorithm, burst, made) => {
+      expect(Object.isFrozen(algorithm)).toBe(true);
+      expect(algorithm.name).toBe(name);
+      expect(algorithm.burst).toBe(burst);
+      const policy = { limit: 4, windowMs: 1000, algorithm };
+      expect(createStrategy(policy)).toBeInstanceOf(made);
+      expect(perSecond(4, { algorithm })).toEqual({ limit: 4, windowMs: 1000, algorithm });
+    },
+  );
+
+  it('is the default token bucket when a policy names none', () => {
+    expect(createStrategy(perSecond(4))).toBeInstanceOf(TokenBucket);
+  });
+
+  it('types a policy with a value and a resolved policy with both the name and the value', () => {
+    expectTypeOf<Policy['algorithm']>().toEqualTypeOf<Algorithm | undefined>();
+    expectTypeOf<PolicyOptions['algorithm']>().toEqualTypeOf<Algorithm | undefined>();
+    expectTypeOf<ResolvedPolicy['algorithm']>().toEqualTypeOf<AlgorithmName>();
+    expectTypeOf<ResolvedPolicy['counting']>().toEqualTypeOf<Algorithm>();
+    expect(() =>
+      // @ts-expect-error: a string is the old form; import the value instead.
+      perSecond(4, { algorithm: 'sliding-log' }),
+    ).toThrow(TypeError);
   });
 });

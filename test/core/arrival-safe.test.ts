@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createPacer, createRateLimiter, perSecond } from '../../src/index.js';
+import { arrivalSafe, createPacer, createRateLimiter, perSecond } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
-const SAFE = { algorithm: 'arrival-safe' } as const;
+const SAFE = { algorithm: arrivalSafe } as const;
 
 function setup(limit: number, burst?: number) {
   const clock = createManualClock();
@@ -65,7 +65,7 @@ describe("the 'arrival-safe' algorithm", () => {
   });
 
   it('takes a burst of at most its limit, and ignores answers of permits it never gave', () => {
-    expect(() => perSecond(4, { algorithm: 'arrival-safe', burst: 5 })).toThrow(
+    expect(() => perSecond(4, { algorithm: arrivalSafe, burst: 5 })).toThrow(
       /`burst`.*at most `limit` \(4\).*`5`/,
     );
     const { limiter } = setup(2);

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Algorithm, Policy } from '../../src/index.js';
+import {
+  type Algorithm,
+  fixedWindow,
+  gcra,
+  type Policy,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '../../src/index.js';
 import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { createManualClock } from '../../src/testing/index.js';
 
@@ -10,11 +18,11 @@ import { createManualClock } from '../../src/testing/index.js';
 // learning never raised its credit.
 
 const ALGORITHMS: readonly Algorithm[] = [
-  'token-bucket',
-  'gcra',
-  'sliding-log',
-  'sliding-window',
-  'fixed-window',
+  tokenBucket,
+  gcra,
+  slidingLog,
+  slidingWindow,
+  fixedWindow,
 ];
 
 const aPolicy: fc.Arbitrary<Policy> = fc

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AIMD } from '../../src/core/learning.js';
 import type { ServerSignal } from '../../src/core/signal.js';
 import { SLOW_START } from '../../src/core/slow-start.js';
-import { type Policy, type PolicyInput, perSecond } from '../../src/index.js';
+import { gcra, type Policy, type PolicyInput, perSecond, slidingLog } from '../../src/index.js';
 import { createPacerLimiter, type PacerLimiter } from '../../src/core/pacer-limiter.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { schemeCounter } from '../support/counting-servers.js';
@@ -327,7 +327,7 @@ describe("a slow start and the server's count", () => {
 
 describe('refused with a wait: the rate the sample before it teaches', () => {
   /** Generous, and counting its permits in use for a minute (learning never hands out credit). */
-  const OWN: PolicyInput = { limit: 1000, windowMs: 60_000, algorithm: 'sliding-log' };
+  const OWN: PolicyInput = { limit: 1000, windowMs: 60_000, algorithm: slidingLog };
 
   /** A slow-starting key whose server named `limit`, with `admitted` answers over 0..`spanMs`. */
   function sampled(admitted: number, spanMs: number, limit: number, taken = 0) {
@@ -822,7 +822,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
 
 describe('keys that learn nothing', () => {
   it('decide exactly as before: the same decisions as a limiter that never heard of learning', () => {
-    const policy: Policy = { limit: 5, windowMs: 1000, algorithm: 'gcra' };
+    const policy: Policy = { limit: 5, windowMs: 1000, algorithm: gcra };
     const a = setup(policy);
     const b = setup(policy);
     a.limiter.feedback.observe('other', { kind: 'policy', remaining: 1, limit: 1, windowMs: 1000 });

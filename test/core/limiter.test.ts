@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { type Policy, perDay, perSecond } from '../../src/index.js';
+import {
+  fixedWindow,
+  gcra,
+  type Policy,
+  perDay,
+  perSecond,
+  slidingLog,
+  slidingWindow,
+} from '../../src/index.js';
 import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { createManualClock } from '../../src/testing/index.js';
 
@@ -213,10 +221,10 @@ describe('RateLimiter server blocks', () => {
 
 describe.each<[string, Policy]>([
   ['token-bucket', perSecond(4)],
-  ['gcra', { limit: 4, windowMs: 1000, algorithm: 'gcra' }],
-  ['sliding-log', { limit: 4, windowMs: 1000, algorithm: 'sliding-log' }],
-  ['sliding-window', { limit: 4, windowMs: 1000, algorithm: 'sliding-window' }],
-  ['fixed-window', { limit: 4, windowMs: 1000, algorithm: 'fixed-window' }],
+  ['gcra', { limit: 4, windowMs: 1000, algorithm: gcra }],
+  ['sliding-log', { limit: 4, windowMs: 1000, algorithm: slidingLog }],
+  ['sliding-window', { limit: 4, windowMs: 1000, algorithm: slidingWindow }],
+  ['fixed-window', { limit: 4, windowMs: 1000, algorithm: fixedWindow }],
 ])('%s level and observe', (_name, policy) => {
   it('reports a full level for a fresh key and lowers it as permits are taken', () => {
     const { limiter } = setup({ policy });

@@ -4,9 +4,14 @@ import {
   type Algorithm,
   createRateLimiter,
   type Decision,
+  fixedWindow,
+  gcra,
   type Policy,
   type PolicyInput,
   type RateLimiter,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
 } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
@@ -19,13 +24,12 @@ import { createManualClock } from '../../src/testing/index.js';
 // Generators
 
 const ALGORITHMS: readonly Algorithm[] = [
-  'token-bucket',
-  'gcra',
-  'sliding-log',
-  'sliding-window',
-  'fixed-window',
+  tokenBucket,
+  gcra,
+  slidingLog,
+  slidingWindow,
+  fixedWindow,
 ];
-const BURSTABLE: ReadonlySet<Algorithm> = new Set<Algorithm>(['token-bucket', 'gcra']);
 
 const aLimit = fc.integer({ min: 1, max: 20 });
 const aWindowMs = fc.oneof(
@@ -38,7 +42,7 @@ function aPolicyOf(algorithm: Algorithm): fc.Arbitrary<Policy> {
   return fc
     .record({ limit: aLimit, windowMs: aWindowMs, burst: aBurst })
     .map(({ limit, windowMs, burst }) =>
-      BURSTABLE.has(algorithm) && burst !== undefined
+      algorithm.burst === 'capacity' && burst !== undefined
         ? { algorithm, limit, windowMs, burst }
         : { algorithm, limit, windowMs },
     );
@@ -340,7 +344,7 @@ describe('admissions', () => {
 
   it('sliding-log admits at most `limit` permits in any half-open window of windowMs', () => {
     fc.assert(
-      fc.property(runOf('sliding-log'), ({ policy, calls }) => {
+      fc.property(runOf(slidingLog), ({ policy, calls }) => {
         const { limit, windowMs } = single(policy);
         const taken = admitted(calls, replay(policy, calls).decisions);
         expect(mostInSlidingWindow(taken, windowMs)).toBeLessThanOrEqual(limit);
@@ -349,8 +353,8 @@ describe('admissions', () => {
     );
   });
 
-  for (const algorithm of ['token-bucket', 'gcra'] as const) {
-    it(`${algorithm} admits at most capacity + limit * L / windowMs in any closed interval of length L`, () => {
+  for (const algorithm of [tokenBucket, gcra]) {
+    it(`${algorithm.name} admits at most capacity + limit * L / windowMs in any closed interval of length L`, () => {
       fc.assert(
         fc.property(
           runOf(algorithm),
@@ -371,8 +375,8 @@ describe('admissions', () => {
     });
   }
 
-  for (const algorithm of ['fixed-window', 'sliding-window'] as const) {
-    it(`${algorithm} admits at most \`limit\` permits per aligned window [k * windowMs, (k + 1) * windowMs)`, () => {
+  for (const algorithm of [fixedWindow, slidingWindow]) {
+    it(`${algorithm.name} admits at most \`limit\` permits per aligned window [k * windowMs, (k + 1) * windowMs)`, () => {
       fc.assert(
         fc.property(runOf(algorithm), ({ policy, calls }) => {
           const { limit, windowMs } = single(policy);
@@ -393,7 +397,7 @@ describe('admissions', () => {
           ...Array.from({ length: limit }, () => ({ at: justBefore, cost: 1 })),
           ...Array.from({ length: limit }, () => ({ at: boundary, cost: 1 })),
         ];
-        const { decisions } = replay({ algorithm: 'fixed-window', limit, windowMs }, calls);
+        const { decisions } = replay({ algorithm: fixedWindow, limit, windowMs }, calls);
         expect(mostInClosedSpan(admitted(calls, decisions), 1)).toBe(2 * limit);
       }),
       { numRuns: 50 },
@@ -411,9 +415,9 @@ describe('gcra', () => {
     );
     fc.assert(
       fc.property(aSharedRun, ({ rate, calls }) => {
-        const bucket = replay({ ...rate, algorithm: 'token-bucket' }, calls).decisions;
-        const gcra = replay({ ...rate, algorithm: 'gcra' }, calls).decisions;
-        expect(gcra).toEqual(bucket);
+        const bucket = replay({ ...rate, algorithm: tokenBucket }, calls).decisions;
+        const cell = replay({ ...rate, algorithm: gcra }, calls).decisions;
+        expect(cell).toEqual(bucket);
       }),
       { numRuns: 500 },
     );
@@ -423,7 +427,7 @@ describe('gcra', () => {
     // Regression: gcra kept `tat` as one absolute number, rounded at each update to what a double
     // near 1e7 resolves (1.9e-9 ms). In permits that exceeded EPSILON: from the 30th call a fresh
     // key reported one permit fewer in `remaining`, and it denied the 39th with retryAfterMs 1.
-    for (const algorithm of ['gcra', 'token-bucket'] as const) {
+    for (const algorithm of [gcra, tokenBucket]) {
       const calls = Array.from({ length: 40 }, () => ({ at: 1e7, cost: 1 }));
       const { decisions } = replay({ limit: 39, windowMs: 1000, algorithm }, calls);
       expect(decisions.filter((d) => d.allowed)).toHaveLength(39);

@@ -4,6 +4,7 @@ import { ArrivalSafe } from '../../src/core/algorithms/arrival-safe.js';
 import { SlidingLog } from '../../src/core/algorithms/sliding-log.js';
 import { resolvePolicy } from '../../src/core/policy.js';
 import { SampledRate } from '../../src/core/sampled-rate.js';
+import { arrivalSafe, slidingLog } from '../../src/index.js';
 
 // The growth of a rate a refusal with a wait taught (learning.ts `refused`): AIMD on the result.
 // Rates are permits per ms: 0.02 is 20 a second.
@@ -104,9 +105,7 @@ describe('SampledRate', () => {
 
 describe('retimed counters keep their permits', () => {
   it('a sliding log counts the same entries over the new window', () => {
-    const log = new SlidingLog(
-      resolvePolicy({ limit: 5, windowMs: 1_000, algorithm: 'sliding-log' }),
-    );
+    const log = new SlidingLog(resolvePolicy({ limit: 5, windowMs: 1_000, algorithm: slidingLog }));
     for (const at of [0, 100, 200]) log.tryAcquire(at, 1);
     const shorter = log.retimed(500);
     expect(shorter.policy.windowMs).toBe(500);
@@ -120,7 +119,7 @@ describe('retimed counters keep their permits', () => {
     const policy = resolvePolicy({
       limit: 2,
       windowMs: 1_000,
-      algorithm: 'arrival-safe',
+      algorithm: arrivalSafe,
       burst: 1,
     });
     const counter = new ArrivalSafe(policy);

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Policy } from '../../src/index.js';
+import {
+  fixedWindow,
+  gcra,
+  type Policy,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '../../src/index.js';
 import { createPacerLimiter, type PacerLimiter } from '../../src/core/pacer-limiter.js';
 import { adjustUnits, unitsOf } from '../../src/core/unit-limits.js';
 import { createManualClock } from '../../src/testing/index.js';
@@ -114,13 +121,7 @@ describe('limits per unit (properties)', () => {
   });
 
   it('charges no unit on a denial, whatever the algorithm', () => {
-    const anAlgorithm = fc.constantFrom<Policy['algorithm']>(
-      'token-bucket',
-      'sliding-log',
-      'sliding-window',
-      'fixed-window',
-      'gcra',
-    );
+    const anAlgorithm = fc.constantFrom(tokenBucket, slidingLog, slidingWindow, fixedWindow, gcra);
     fc.assert(
       fc.property(
         aLimits,

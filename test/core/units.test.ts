@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { perMinute, perSecond, type RateLimiterOptions } from '../../src/index.js';
+import {
+  arrivalSafe,
+  perMinute,
+  perSecond,
+  type RateLimiterOptions,
+  slidingLog,
+} from '../../src/index.js';
 import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { adjustUnits, unitsOf } from '../../src/core/unit-limits.js';
 import { createManualClock } from '../../src/testing/index.js';
@@ -103,7 +109,7 @@ describe('limits per unit', () => {
   it('counts each unit under its own algorithm, several policies in one unit too', () => {
     const { clock, limiter } = setup({
       requests: [perSecond(2), perMinute(3)],
-      tokens: { ...perSecond(100), algorithm: 'sliding-log' },
+      tokens: { ...perSecond(100), algorithm: slidingLog },
     });
     expect(limiter.tryAcquire('a', { requests: 1, tokens: 60 }).allowed).toBe(true);
     expect(limiter.tryAcquire('a', { requests: 1, tokens: 50 })).toMatchObject({
@@ -131,7 +137,7 @@ describe('a unit counted until the answer', () => {
   it('charges an arrival-safe unit at the answer, so it refills only from then', () => {
     const { clock, limiter } = setup({
       requests: perSecond(10),
-      tokens: { ...perSecond(1_000), algorithm: 'arrival-safe' },
+      tokens: { ...perSecond(1_000), algorithm: arrivalSafe },
     });
     expect(limiter.tryAcquire('a', { requests: 1, tokens: 1_000 }).allowed).toBe(true);
     clock.advance(500);
@@ -148,7 +154,7 @@ describe('a unit counted until the answer', () => {
   it('gives back an answered reserve at once', () => {
     const { limiter } = setup({
       requests: perSecond(10),
-      tokens: { ...perSecond(1_000), algorithm: 'arrival-safe' },
+      tokens: { ...perSecond(1_000), algorithm: arrivalSafe },
     });
     limiter.tryAcquire('a', { requests: 1, tokens: 900 });
     limiter.settle('a', { requests: 1, tokens: 900 });
@@ -223,7 +229,7 @@ describe('adjusting a cost after the answer', () => {
   it('keeps a window algorithm charged until its permits leave the window', () => {
     const { clock, limiter } = setup({
       requests: perSecond(10),
-      tokens: { ...perSecond(100), algorithm: 'sliding-log' },
+      tokens: { ...perSecond(100), algorithm: slidingLog },
     });
     limiter.tryAcquire('a', { requests: 1, tokens: 100 });
     adjustUnits(limiter, 'a', { tokens: -50 });

@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { resolvePolicy } from '../../src/core/policy.js';
 import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
-import { createRateLimiter, createStrategy, type Policy, perSecond } from '../../src/index.js';
+import {
+  createPacedFetch,
+  createRateLimiter,
+  createStrategy,
+  fixedWindow,
+  gcra,
+  type Policy,
+  perSecond,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 /** Bad input is deliberately mistyped: callers in plain JS send exactly this. */
@@ -27,10 +38,28 @@ describe('invalid policies throw at construction, naming the field and the value
     ['windowMs Infinity', { limit: 1, windowMs: Infinity }, RangeError, /`windowMs`.*Infinity/],
     ['windowMs as a string', { limit: 1, windowMs: '1s' }, TypeError, /`windowMs`.*`'1s'`/],
     [
+      'an algorithm named by a string, the old form',
+      { limit: 1, windowMs: 1, algorithm: 'sliding-log' },
+      TypeError,
+      /`algorithm` to be an algorithm value such as `slidingLog` \(import \{ slidingLog \} from 'fetch-pacer'\), got `'sliding-log'` \(string\)/,
+    ],
+    [
       'unknown algorithm',
       { limit: 1, windowMs: 1, algorithm: 'leaky' },
       TypeError,
-      /`algorithm`.*one of.*'leaky'/,
+      /`algorithm` to be an algorithm value such as `tokenBucket` \(import \{ tokenBucket \} from 'fetch-pacer'\), got `'leaky'` \(string\)/,
+    ],
+    [
+      'an object that is no algorithm value',
+      { limit: 1, windowMs: 1, algorithm: { name: 'token-bucket' } },
+      TypeError,
+      /`algorithm` to be an algorithm value .*got a value of type object/,
+    ],
+    [
+      'algorithm null',
+      { limit: 1, windowMs: 1, algorithm: null },
+      TypeError,
+      /`algorithm`.*`null`/,
     ],
     ['burst 0', { limit: 1, windowMs: 1, burst: 0 }, RangeError, /`burst`.*got `0`/],
     ['burst 2.5', { limit: 1, windowMs: 1, burst: 2.5 }, RangeError, /`burst`.*got `2.5`/],
@@ -38,19 +67,19 @@ describe('invalid policies throw at construction, naming the field and the value
     ['burst as a string', { limit: 1, windowMs: 1, burst: '5' }, TypeError, /`burst`.*`'5'`/],
     [
       'burst on sliding-log',
-      { limit: 5, windowMs: 1, algorithm: 'sliding-log', burst: 3 },
+      { limit: 5, windowMs: 1, algorithm: slidingLog, burst: 3 },
       TypeError,
-      /`burst` applies only to 'token-bucket', 'gcra' and 'arrival-safe'.*'sliding-log'/,
+      /`burst` applies only to `tokenBucket`, `gcra` and `arrivalSafe`, got `3` \(number\) with `slidingLog`/,
     ],
     [
       'burst on sliding-window',
-      { limit: 5, windowMs: 1, algorithm: 'sliding-window', burst: 3 },
+      { limit: 5, windowMs: 1, algorithm: slidingWindow, burst: 3 },
       TypeError,
       /`burst` applies only/,
     ],
     [
       'burst on fixed-window',
-      { limit: 5, windowMs: 1, algorithm: 'fixed-window', burst: 3 },
+      { limit: 5, windowMs: 1, algorithm: fixedWindow, burst: 3 },
       TypeError,
       /`burst` applies only/,
     ],
@@ -72,7 +101,33 @@ describe('invalid policies throw at construction, naming the field and the value
 
   it('validates the helpers too', () => {
     expect(() => perSecond(0)).toThrow(/`limit`.*`0`/);
-    expect(() => perSecond(5, { algorithm: 'fixed-window', burst: 2 })).toThrow(/`burst`/);
+    expect(() => perSecond(5, { algorithm: fixedWindow, burst: 2 })).toThrow(/`burst`/);
+    expect(() => perSecond(5, { algorithm: bad('gcra') as never })).toThrow(
+      /`algorithm` to be an algorithm value such as `gcra` \(import \{ gcra \} from 'fetch-pacer'\)/,
+    );
+  });
+
+  it('names where a string algorithm came from, in a list and in a paced fetch', () => {
+    const named = bad({ limit: 1, windowMs: 1, algorithm: 'fixed-window' });
+    expect(() => createRateLimiter({ policy: [perSecond(1), named] })).toThrow(
+      /`policy\[1\]\.algorithm` to be an algorithm value such as `fixedWindow`/,
+    );
+    expect(() => createPacedFetch({ limits: named })).toThrow(
+      /`limits\.algorithm` to be an algorithm value such as `fixedWindow`/,
+    );
+  });
+
+  it('tells an algorithm value by its shape: a copy (another copy of the package) counts alike', () => {
+    const copy = { ...slidingLog };
+    expect(resolvePolicy({ limit: 2, windowMs: 1000, algorithm: copy })).toMatchObject({
+      algorithm: 'sliding-log',
+      counting: copy,
+    });
+    const state = createStrategy({ limit: 2, windowMs: 1000, algorithm: copy });
+    state.tryAcquire(0, 1);
+    state.tryAcquire(400, 1);
+    // A sliding log: the first permit is back exactly one window after it was taken.
+    expect(state.tryAcquire(600, 1)).toMatchObject({ allowed: false, retryAfterMs: 400 });
   });
 
   it('accepts a burst on token-bucket and gcra, and a fractional window', () => {
@@ -80,9 +135,10 @@ describe('invalid policies throw at construction, naming the field and the value
       limit: 3,
       windowMs: 0.5,
       algorithm: 'token-bucket',
+      counting: tokenBucket,
       capacity: 10,
     });
-    expect(resolvePolicy({ limit: 3, windowMs: 1, algorithm: 'gcra', burst: 1 }).capacity).toBe(1);
+    expect(resolvePolicy({ limit: 3, windowMs: 1, algorithm: gcra, burst: 1 }).capacity).toBe(1);
   });
 });
 

@@ -81,7 +81,7 @@ window.harness = {
     const store = crossTabStore({ name: budget });
     window.taken = undefined;
     store
-      .take(key, 1, { limits: [{ limit: capacity, windowMs: 86_400_000, algorithm: 'token-bucket', capacity }], signal: new AbortController().signal })
+      .take(key, 1, { limits: [resolvePolicy({ limit: capacity, windowMs: 86_400_000 })], signal: new AbortController().signal })
       .then((decision) => { window.taken = decision; });
   },
   /** The same burst from a dedicated worker this page starts. */

@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
  * default clock does in a hidden page), and a dedicated worker's chain posting to the page.
  */
 export const pageScript = (rate: number): string => `
-import { createPacedFetch, createPacer, perSecond } from './src/index.ts';
+import { createPacedFetch, createPacer, perSecond, tokenBucket } from './src/index.ts';
 import { createOutbox } from './src/offline/index.ts';
 
 const starts = [];
@@ -23,7 +23,7 @@ const pacing = (run) => ({ onProgress: (progress) => progress.state === 'started
 // time, against a token bucket's ideal schedule. (The paced fetch's default, arrival-safe, has
 // its own schedule: spaced after the first window, catching up at each late wake; its hidden-page
 // case is test/core/arrival-safe.test.ts, "a late pacer catches up".)
-const bucket = perSecond(${rate}, { algorithm: 'token-bucket' });
+const bucket = perSecond(${rate}, { algorithm: tokenBucket });
 // Nor a slow start: its first sends wait for answers, and the schedule measured is the bucket's.
 const pacedFetch = createPacedFetch({ limits: bucket, learn: { slowStart: false } });
 const pacer = createPacer({ limits: bucket });

@@ -25,12 +25,13 @@ const ENTRIES = 200;
 /** The page: a paced fetch at the client's pace, an outbox, and hooks for the test. */
 const PAGE_SCRIPT = `
 import { createPacedFetch } from '@src/http/index.ts';
+import { slidingLog } from '@src/index.ts';
 import { createOutbox } from '@src/offline/index.ts';
 
 const params = new URLSearchParams(location.search);
 const pageId = params.get('page') ?? 'a';
 const pacedFetch = createPacedFetch({
-  limits: { limit: ${SERVER_LIMIT}, windowMs: ${CLIENT_WINDOW_MS}, algorithm: 'sliding-log' },
+  limits: { limit: ${SERVER_LIMIT}, windowMs: ${CLIENT_WINDOW_MS}, algorithm: slidingLog },
   fetch: (request) => {
     request.headers.set('x-page', pageId);
     request.headers.set('x-sent-at', String(performance.timeOrigin + performance.now()));

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import { slidingLog } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 import {
   DIALECTS,
@@ -75,7 +76,7 @@ describe.each(DIALECTS.map((dialect) => [dialect.name, dialect] as const))(
 describe('a whole-second Unix X-RateLimit-Reset on a 1 s window (rate-limiter-flexible README)', () => {
   const dialect = DIALECTS.find((d) => d.name === 'X-RateLimit, Unix-second reset') as Dialect;
   // Configured to the server's published limit, with the window semantics it counts by.
-  const configured = { limits: { limit: 10, windowMs: 1000, algorithm: 'sliding-log' as const } };
+  const configured = { limits: { limit: 10, windowMs: 1000, algorithm: slidingLog } };
 
   it('does not double the wait: as fast as with the headers ignored, and no refusal', async () => {
     const ignored = await run80(dialect, { ...configured, readRateLimitHeaders: false });

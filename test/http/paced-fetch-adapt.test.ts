@@ -2,6 +2,7 @@ import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { AIMD } from '../../src/core/adaptive-rate.js';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import { tokenBucket } from '../../src/index.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { stampedFetch } from '../support/backends.js';
 import { drive } from '../support/flush.js';
@@ -164,7 +165,7 @@ describe.each(['ietf', 'draft-7'] as const)(
       const backend = fixedWindowBackend(clock, dialect);
       server.use(backend.handler);
       const { pacedFetch, sent, statuses } = await run300(clock, {
-        limits: { limit: 20, windowMs: 1000, algorithm: 'token-bucket' },
+        limits: { limit: 20, windowMs: 1000, algorithm: tokenBucket },
       });
       expect(statuses.every((status) => status === 200)).toBe(true);
       expect(backend.refusals()).toEqual([]);
@@ -372,7 +373,7 @@ describe('learn option', () => {
     server.use(http.get(`${ORIGIN}/*`, () => HttpResponse.json({ answer: ++answers })));
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 5, windowMs: 1000, algorithm: tokenBucket },
       learn: { probe: true },
       fetch,
       clock,

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
+import { slidingLog } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { countingServer, driveNetwork, network, trackCalls } from '../support/counting-servers.js';
 import { server } from '../support/msw.js';
@@ -22,7 +23,7 @@ it('learns its own policy counted arrival-safe when refused at the edge of a win
   server.use(backend.handler);
   const net = network({ clock, delayMs: [5, 60], seed: 3 });
   const pacedFetch = createPacedFetch({
-    limits: { limit: 20, windowMs: 1_000, algorithm: 'sliding-log' },
+    limits: { limit: 20, windowMs: 1_000, algorithm: slidingLog },
     fetch: net.fetch,
     clock,
   });

@@ -1,6 +1,7 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
+import { tokenBucket } from '../../src/index.js';
 import { createPacer } from '../../src/pacer/pacer.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { stampedFetch } from '../support/backends.js';
@@ -27,7 +28,7 @@ describe('createPacedFetch learning from RateLimit headers', () => {
     );
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 100, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 100, windowMs: 1000, algorithm: tokenBucket },
       fetch,
       clock,
     });
@@ -57,7 +58,7 @@ describe('createPacedFetch learning from RateLimit headers', () => {
     );
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 2, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 2, windowMs: 1000, algorithm: tokenBucket },
       fetch,
       clock,
     });
@@ -79,7 +80,7 @@ describe('createPacedFetch learning from RateLimit headers', () => {
     );
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 5, windowMs: 1000, algorithm: tokenBucket },
       fetch,
       clock,
       readRateLimitHeaders: false,
@@ -95,7 +96,7 @@ describe('createPacedFetch keys, costs and sharing', () => {
     server.use(http.get('https://*.test/*', () => HttpResponse.json({})));
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 1, windowMs: 1000, algorithm: tokenBucket },
       fetch,
       clock,
     });
@@ -118,7 +119,7 @@ describe('createPacedFetch keys, costs and sharing', () => {
     server.use(http.all('https://api.test/*', () => HttpResponse.json({})));
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 4, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 4, windowMs: 1000, algorithm: tokenBucket },
       learn: { slowStart: false },
       fetch,
       clock,
@@ -152,7 +153,7 @@ describe('createPacedFetch keys, costs and sharing', () => {
     const clock = createManualClock();
     server.use(http.get('https://api.test/*', () => HttpResponse.json({})));
     const pacer = createPacer({
-      limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 1, windowMs: 1000, algorithm: tokenBucket },
       clock,
     });
     const { fetch, sent } = stampedFetch(clock);
@@ -176,7 +177,7 @@ describe('createPacedFetch failures', () => {
       }),
     );
     const pacedFetch = createPacedFetch({
-      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 5, windowMs: 1000, algorithm: tokenBucket },
       clock: createManualClock(),
     });
     await expect(pacedFetch('https://api.test/down')).rejects.toThrow(TypeError);
@@ -197,7 +198,7 @@ describe('createPacedFetch failures', () => {
       }),
     );
     const pacedFetch = createPacedFetch({
-      limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 1, windowMs: 1000, algorithm: tokenBucket },
       clock,
     });
     const reason = new Error('user left');

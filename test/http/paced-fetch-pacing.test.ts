@@ -1,6 +1,7 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 import { createPacedFetch, type PacingInit } from '../../src/http/paced-fetch.js';
+import { tokenBucket } from '../../src/index.js';
 import type { TaskProgress } from '../../src/pacer/types.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { stampedFetch } from '../support/backends.js';
@@ -26,7 +27,7 @@ function pacedOnClock(limit: number, options: { key?: (request: Request) => stri
   const clock = createManualClock();
   const { fetch, sent } = stampedFetch(clock);
   const api = createPacedFetch({
-    limits: { limit, windowMs: 1000, algorithm: 'token-bucket' },
+    limits: { limit, windowMs: 1000, algorithm: tokenBucket },
     // Its calls go out at once, as its bucket allows (no slow start to wait behind).
     learn: { slowStart: false },
     clock,
@@ -58,7 +59,7 @@ describe('init.pacing: one call paced its own way', () => {
     okApi();
     const clock = createManualClock();
     const api = createPacedFetch({
-      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 5, windowMs: 1000, algorithm: tokenBucket },
       clock,
       cost: () => 1,
     });

@@ -1,6 +1,7 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
+import { slidingLog } from '../../src/index.js';
 import { isRateLimitError } from '../../src/pacer/errors.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { limitedBackend, stampedFetch } from '../support/backends.js';
@@ -42,7 +43,7 @@ describe('createPacedFetch in queue mode', () => {
     server.use(backend.handler);
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({
-      limits: { limit: 20, windowMs: 1000, algorithm: 'sliding-log' },
+      limits: { limit: 20, windowMs: 1000, algorithm: slidingLog },
       fetch,
       clock,
     });

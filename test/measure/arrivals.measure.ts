@@ -1,5 +1,6 @@
 import { it } from 'vitest';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import { tokenBucket } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 import {
   COUNTING_DIALECTS,
@@ -36,7 +37,7 @@ const DELAYS: readonly (readonly [number, number])[] = [
 const CLIENTS: Record<string, () => Partial<PacedFetchOptions> | undefined> = {
   'published (default)': () => ({ limits: { limit: LIMIT, windowMs: WINDOW_MS } }),
   'published, token-bucket': () => ({
-    limits: { limit: LIMIT, windowMs: WINDOW_MS, algorithm: 'token-bucket' },
+    limits: { limit: LIMIT, windowMs: WINDOW_MS, algorithm: tokenBucket },
   }),
   '10x generous': () => ({ limits: { limit: LIMIT * 10, windowMs: WINDOW_MS } }),
   'zero configuration': () => ({}),

@@ -1,5 +1,7 @@
 import { it } from 'vitest';
+import { seededRandom } from '../../bench/lib/random.mjs';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
+import { slidingLog } from '../../src/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 import {
   type CountingServerOptions,
@@ -8,7 +10,6 @@ import {
   network,
   trackCalls,
 } from '../support/counting-servers.js';
-import { seededRandom } from '../../bench/lib/random.mjs';
 import { server } from '../support/msw.js';
 
 // Servers that refuse with a bare 429 (no header at all), as nginx `limit_req` and HAProxy's
@@ -43,7 +44,7 @@ const SERVERS: Record<string, { scheme: Scheme; idealMs: number }> = {
   },
 };
 const CLIENTS: Record<string, Partial<PacedFetchOptions>> = {
-  'published, sliding-log': { limits: { limit: RATE, windowMs: 1_000, algorithm: 'sliding-log' } },
+  'published, sliding-log': { limits: { limit: RATE, windowMs: 1_000, algorithm: slidingLog } },
   'published (default)': { limits: { limit: RATE, windowMs: 1_000 } },
   '10x generous': { limits: { limit: RATE * 10, windowMs: 1_000 } },
   'zero configuration': {},

@@ -3,6 +3,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { type HttpHandler, HttpResponse, http } from 'msw';
 import { afterEach } from 'vitest';
 import { createPacedFetch, type PacedFetch } from '../../src/http/paced-fetch.js';
+import { slidingLog } from '../../src/index.js';
 import {
   createOutbox,
   indexedDBStorage,
@@ -221,7 +222,7 @@ export function harness(options: HarnessOptions = {}): Harness {
   const clock = createManualClock({ start: EPOCH });
   const network = fakeNetwork(online);
   const pacedFetch = createPacedFetch({
-    limits: { limit, windowMs, algorithm: 'sliding-log' },
+    limits: { limit, windowMs, algorithm: slidingLog },
     clock,
     wallClock: clock.now,
     ...(retry === undefined ? {} : { retry }),

@@ -9,7 +9,8 @@ import { IDBFactory } from 'fake-indexeddb';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
-import type { Policy } from '../../src/core/policy.js';
+import type { Algorithm, Policy } from '../../src/core/policy.js';
+import { fixedWindow, gcra, slidingLog, slidingWindow, tokenBucket } from '../../src/index.js';
 import { createPacer, type PacerClock } from '../../src/pacer/index.js';
 import { crossTabStore } from '../../src/stores/cross-tab/index.js';
 import { redisStore } from '../../src/stores/redis/index.js';
@@ -19,10 +20,8 @@ import { fakeStore } from '../support/fake-store.js';
 import { useTestRedis } from '../support/redis-server.js';
 import { scriptsAt, type WatchedStore, watchStore } from '../support/watched-store.js';
 
-type AlgorithmName = NonNullable<Policy['algorithm']>;
-
 interface AlgorithmModel {
-  readonly algorithm: AlgorithmName;
+  readonly algorithm: Algorithm;
   /** A shared store counts with it (the stores count token-bucket and gcra only). */
   readonly shared: boolean;
   /** It takes a `burst`. */
@@ -36,11 +35,11 @@ interface AlgorithmModel {
 
 /** The algorithms the model draws from: the one place that names them. */
 const ALGORITHMS: readonly AlgorithmModel[] = [
-  { algorithm: 'token-bucket', shared: true, bursts: true, mostInWindow: (l, b) => b + l },
-  { algorithm: 'gcra', shared: true, bursts: true, mostInWindow: (l, b) => b + l },
-  { algorithm: 'sliding-log', shared: false, bursts: false, mostInWindow: (l) => l },
-  { algorithm: 'sliding-window', shared: false, bursts: false, mostInWindow: (l) => 2 * l },
-  { algorithm: 'fixed-window', shared: false, bursts: false, mostInWindow: (l) => 2 * l },
+  { algorithm: tokenBucket, shared: true, bursts: true, mostInWindow: (l, b) => b + l },
+  { algorithm: gcra, shared: true, bursts: true, mostInWindow: (l, b) => b + l },
+  { algorithm: slidingLog, shared: false, bursts: false, mostInWindow: (l) => l },
+  { algorithm: slidingWindow, shared: false, bursts: false, mostInWindow: (l) => 2 * l },
+  { algorithm: fixedWindow, shared: false, bursts: false, mostInWindow: (l) => 2 * l },
 ];
 
 /** The limiter a run's starts are replayed into: the in-memory one, fresh, on the log's time. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { perMinute, perSecond } from '../../src/core/policy.js';
+import { slidingLog } from '../../src/index.js';
 import type { PacerClock } from '../../src/pacer/index.js';
 import type { ManualClock } from '../../src/testing/index.js';
 import { flushMicrotasks, harness, outcome } from './support.js';
@@ -41,7 +42,7 @@ describe('queue mode: start times', () => {
 
   it('follows a sliding log: two per second start at 0, 0, 1000, 1000, 2000', async () => {
     const { clock, pacer, task, startsOf } = harness({
-      limits: perSecond(2, { algorithm: 'sliding-log' }),
+      limits: perSecond(2, { algorithm: slidingLog }),
     });
     for (let i = 0; i < 5; i++) pacer.schedule(task(`t${i}`));
     await clock.advanceAsync(3_000);

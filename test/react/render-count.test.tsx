@@ -4,6 +4,7 @@ import { Profiler } from 'react';
 import { afterEach, expect, it } from 'vitest';
 import { perSecond } from '../../src/core/policy.js';
 import { createPacedFetch, type PacedFetch } from '../../src/http/paced-fetch.js';
+import { tokenBucket } from '../../src/index.js';
 import { PacerProvider, useRateLimitedFetch } from '../../src/react/index.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { server } from '../support/msw.js';
@@ -25,7 +26,7 @@ it('renders each of 200 paced rows a bounded number of times on a clock with rea
   // 50 µs of noise per reading, as a browser's performance.now() has (100 µs by default in
   // Chrome, 5 µs cross-origin isolated). Without it, a manual clock hides the O(N²) shape.
   const clock = createManualClock({ jitter: 0.05, seed: 42 });
-  const api = createPacedFetch({ limits: perSecond(10, { algorithm: 'token-bucket' }), clock });
+  const api = createPacedFetch({ limits: perSecond(10, { algorithm: tokenBucket }), clock });
   const backend = itemsApi();
   server.use(backend.handler);
   const renders = new Array<number>(ITEMS).fill(0);
@@ -82,7 +83,7 @@ function StartRow({ api, id, count }: RowProps) {
 it('re-renders a row for a new startAt only if the row reads it', async () => {
   // A token bucket's projections are exact: what this checks is the rendering.
   const { clock, api } = pacedOnClock({
-    limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' },
+    limits: { limit: 1, windowMs: 1000, algorithm: tokenBucket },
   });
   const backend = itemsApi();
   server.use(backend.handler);

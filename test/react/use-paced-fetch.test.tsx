@@ -2,6 +2,7 @@
 import { act, cleanup, renderHook } from '@testing-library/react';
 import { StrictMode } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tokenBucket } from '../../src/index.js';
 import { isAbortError, usePacedFetch, useRateLimitedFetch } from '../../src/react/index.js';
 import { server } from '../support/msw.js';
 import { API, advance, itemsApi, pacedOnClock, settle } from './support.js';
@@ -9,7 +10,7 @@ import { API, advance, itemsApi, pacedOnClock, settle } from './support.js';
 afterEach(cleanup);
 
 // Exact projections of a token bucket: what these tests check is the hook, not the accounting.
-const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' } } as const;
+const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: tokenBucket } } as const;
 
 /** Where a promise stands, without awaiting it. */
 function track<T>(promise: Promise<T>) {
@@ -102,7 +103,7 @@ describe('usePacedFetch, the fetch bound to a component', () => {
 
   it('comes with useRateLimitedFetch, for the clicks of a component that also loads', async () => {
     const { api } = pacedOnClock({
-      limits: { limit: 5, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 5, windowMs: 1000, algorithm: tokenBucket },
     });
     const backend = itemsApi();
     server.use(backend.handler);

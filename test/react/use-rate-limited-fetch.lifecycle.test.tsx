@@ -2,6 +2,7 @@
 import { act, cleanup, renderHook } from '@testing-library/react';
 import { StrictMode } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { tokenBucket } from '../../src/index.js';
 import { useRateLimitedFetch } from '../../src/react/index.js';
 import { RequestRunner } from '../../src/react/request-runner.js';
 import { server } from '../support/msw.js';
@@ -13,7 +14,7 @@ afterEach(() => {
 });
 
 // Exact projections of a token bucket: what these tests check is the hook, not the accounting.
-const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' } } as const;
+const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: tokenBucket } } as const;
 
 /** A paced fetch whose only permit is spent, so the next request waits in the queue. */
 async function spentPacer() {
@@ -73,7 +74,7 @@ describe('useRateLimitedFetch and the lifecycle of its request', () => {
 
   it('aborts a request in flight when the input changes, and ignores its answer', async () => {
     const { api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket },
     });
     const backend = setup();
     backend.hold();
@@ -220,7 +221,7 @@ describe('useRateLimitedFetch and the lifecycle of its request', () => {
 
   it('compares init by value: a new inline object sends nothing, a new header refetches', async () => {
     const { clock, api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket },
     });
     const backend = setup();
     const { result, rerender } = renderHook(
@@ -243,7 +244,7 @@ describe('useRateLimitedFetch and the lifecycle of its request', () => {
 
   it('compares a Request input by value too', async () => {
     const { api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket },
     });
     const backend = setup();
     const { result, rerender } = renderHook(

@@ -3,6 +3,7 @@ import { cleanup, renderHook } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPacedFetch, type FetchFunction } from '../../src/http/paced-fetch.js';
+import { tokenBucket } from '../../src/index.js';
 import { createPacer } from '../../src/pacer/index.js';
 import type { TaskProgress } from '../../src/pacer/types.js';
 import { usePacedFetch, useRateLimitedFetch } from '../../src/react/index.js';
@@ -14,7 +15,7 @@ import { API, advance, history, itemsApi, settle } from './support.js';
 afterEach(cleanup);
 
 // Exact projections of a token bucket: what these tests check is the hook, not the accounting.
-const limits = { limit: 5, windowMs: 1000, algorithm: 'token-bucket' } as const;
+const limits = { limit: 5, windowMs: 1000, algorithm: tokenBucket } as const;
 
 /** A fetch of the caller's own, which stamps what it sends: proof that it was the one called. */
 function ownFetch() {
@@ -189,7 +190,7 @@ describe('usePacedFetch calls the paced fetch it is given, as it is', () => {
     server.use(itemsApi().handler);
     const clock = createManualClock();
     const api = createPacedFetch({
-      limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 1, windowMs: 1000, algorithm: tokenBucket },
       clock,
       fetch: own.fetch,
     });

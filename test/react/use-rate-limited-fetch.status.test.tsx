@@ -3,6 +3,7 @@ import { act, cleanup, renderHook } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/index.js';
+import { tokenBucket } from '../../src/index.js';
 import { isQueueFullError, isRateLimitError } from '../../src/pacer/index.js';
 import { isHttpError, useRateLimitedFetch } from '../../src/react/index.js';
 import { createManualClock } from '../../src/testing/index.js';
@@ -12,7 +13,7 @@ import { API, advance, history, itemsApi, pacedOnClock, settle } from './support
 afterEach(cleanup);
 
 // Exact projections of a token bucket: what these tests check is the hook, not the accounting.
-const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: 'token-bucket' } } as const;
+const oneASecond = { limits: { limit: 1, windowMs: 1000, algorithm: tokenBucket } } as const;
 
 describe('useRateLimitedFetch statuses', () => {
   it('is idle and sends nothing for a null input', async () => {
@@ -71,7 +72,7 @@ describe('useRateLimitedFetch statuses', () => {
 
   it('is blocked until the Retry-After of a 429, then retries and succeeds', async () => {
     const { clock, api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket },
     });
     let calls = 0;
     let answer = () => {};
@@ -111,7 +112,7 @@ describe('useRateLimitedFetch statuses', () => {
     // A 429 with Retry-After does not spend `retry.limit`: `maxAttempts` bounds it.
     const clock = createManualClock();
     const api = createPacedFetch({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket },
       clock,
       retry: { maxAttempts: 3 },
     });
@@ -144,7 +145,7 @@ describe('useRateLimitedFetch statuses', () => {
 
   it('recovers from an error on refetch', async () => {
     const { api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket },
     });
     let calls = 0;
     server.use(
@@ -178,7 +179,7 @@ describe('useRateLimitedFetch statuses', () => {
 
   it('waits queued, with no projected start, for a concurrency slot', async () => {
     const { api } = pacedOnClock({
-      limits: { limit: 10, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket },
       concurrency: 1,
       learn: { slowStart: false }, // the slot, not a slow start, is what it waits for
     });
@@ -246,7 +247,7 @@ describe('useRateLimitedFetch statuses', () => {
 
   it('paces by the key, cost and priority it is given', async () => {
     const { clock, api } = pacedOnClock({
-      limits: { limit: 2, windowMs: 1000, algorithm: 'token-bucket' },
+      limits: { limit: 2, windowMs: 1000, algorithm: tokenBucket },
     });
     const backend = itemsApi();
     server.use(backend.handler);

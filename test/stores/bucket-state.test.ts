@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../src/core/decision.js';
 import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { type Policy, perSecond, resolvePolicy } from '../../src/core/policy.js';
+import { fixedWindow, gcra, tokenBucket } from '../../src/index.js';
 import {
   adjust,
   assertShareable,
@@ -20,7 +21,7 @@ import {
 
 const policyArb = fc
   .record({
-    algorithm: fc.constantFrom<'token-bucket' | 'gcra'>('token-bucket', 'gcra'),
+    algorithm: fc.constantFrom(tokenBucket, gcra),
     limit: fc.integer({ min: 1, max: 50 }),
     windowMs: fc.constantFrom(1, 7, 100, 333, 1_000, 60_000),
     burst: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
@@ -253,7 +254,7 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
   it('starts a part fresh when its stored state is missing or malformed', () => {
     const limits = [
       resolvePolicy(perSecond(3)),
-      resolvePolicy({ ...perSecond(2), algorithm: 'gcra' }),
+      resolvePolicy({ ...perSecond(2), algorithm: gcra }),
     ];
     const state = normalize(
       { stamps: [5, 'x'], values: [1], blockedUntil: Number.NaN },
@@ -265,8 +266,8 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
 
   it('counts only with the token bucket and GCRA', () => {
     expect(() =>
-      assertShareable([resolvePolicy({ limit: 1, windowMs: 1, algorithm: 'fixed-window' })], 'x'),
-    ).toThrow(/'token-bucket' or 'gcra', got 'fixed-window'/);
+      assertShareable([resolvePolicy({ limit: 1, windowMs: 1, algorithm: fixedWindow })], 'x'),
+    ).toThrow(/counts with `tokenBucket` or `gcra`, got `fixedWindow`/);
   });
 });
 

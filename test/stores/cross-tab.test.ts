@@ -1,6 +1,7 @@
 import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Policy, perSecond, resolvePolicy } from '../../src/core/policy.js';
+import { slidingLog } from '../../src/index.js';
 import { createPacer, type Pacer, type StoreCall, type StoreEvent } from '../../src/pacer/index.js';
 import type { CrossTabPlatform, CrossTabStore } from '../../src/stores/cross-tab/index.js';
 import { crossTabStore } from '../../src/stores/cross-tab/index.js';
@@ -274,7 +275,7 @@ describe('crossTabStore (IndexedDB + Web Locks, in Node with fakes)', () => {
     expect(() => crossTabStore(undefined as never)).toThrow(TypeError);
     const { tab } = origin();
     expect(() =>
-      tab().check?.([resolvePolicy({ limit: 1, windowMs: 1, algorithm: 'sliding-log' })]),
-    ).toThrow(/crossTabStore counts with 'token-bucket' or 'gcra'/);
+      tab().check?.([resolvePolicy({ limit: 1, windowMs: 1, algorithm: slidingLog })]),
+    ).toThrow(/crossTabStore counts with `tokenBucket` or `gcra`, got `slidingLog`/);
   });
 });

@@ -22,6 +22,7 @@ import { encodeCost, parseDecisions, SCRIPT, scriptArgs } from '../../src/stores
 import { adjust, decide, learn, lower, normalize } from '../../src/stores/bucket-state.js';
 import { startRedisServer, useTestRedis } from '../support/redis-server.js';
 import type { WorkerResult } from './redis-worker.js';
+import { gcra, slidingWindow, tokenBucket } from '../../src/index.js';
 
 const url = process.env['REDIS_URL'];
 if (url === undefined) {
@@ -61,7 +62,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
   it('runs the core arithmetic in Lua: the same decisions as the shared bucket, at any time', async () => {
     const policyArb = fc
       .record({
-        algorithm: fc.constantFrom<'token-bucket' | 'gcra'>('token-bucket', 'gcra'),
+        algorithm: fc.constantFrom(tokenBucket, gcra),
         limit: fc.integer({ min: 1, max: 40 }),
         windowMs: fc.constantFrom(1, 7, 333, 1_000, 60_000),
         burst: fc.option(fc.integer({ min: 1, max: 50 }), { nil: undefined }),
@@ -123,7 +124,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
   it('runs amounts per policy, counts per unit and adjustments in Lua as the shared bucket does', async () => {
     const policyArb = fc
       .record({
-        algorithm: fc.constantFrom<'token-bucket' | 'gcra'>('token-bucket', 'gcra'),
+        algorithm: fc.constantFrom(tokenBucket, gcra),
         limit: fc.integer({ min: 1, max: 60 }),
         windowMs: fc.constantFrom(1, 7, 333, 1_000, 60_000),
       })
@@ -303,7 +304,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
 
   it('counts several policies on one key atomically, gcra too', async () => {
     const store = redisStore({ client, prefix: `${run}:multi:` });
-    const limits = [perSecond(5, { algorithm: 'gcra' }), perHour(3)];
+    const limits = [perSecond(5, { algorithm: gcra }), perHour(3)];
     const decisions = await store.takeMany('k', [1, 1, 1, 1], false, call(limits));
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
     expect(decisions[3]).toMatchObject({ limit: 3, reason: 'rate' });
@@ -347,9 +348,9 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
     expect(() => redisStore({ client, onError: 'maybe' as never })).toThrow(/onError/);
     expect(() =>
       redisStore({ client }).check([
-        resolvePolicy({ limit: 1, windowMs: 1, algorithm: 'sliding-window' }),
+        resolvePolicy({ limit: 1, windowMs: 1, algorithm: slidingWindow }),
       ]),
-    ).toThrow(/redisStore counts with 'token-bucket' or 'gcra'/);
+    ).toThrow(/redisStore counts with `tokenBucket` or `gcra`, got `slidingWindow`/);
   });
 
   it('reports a script error at once instead of waiting it out', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { perSecond } from '../../src/core/policy.js';
 import { createPacedFetch } from '../../src/http/index.js';
+import { slidingLog, tokenBucket } from '../../src/index.js';
 import {
   createPacer,
   defineStore,
@@ -257,7 +258,7 @@ describe('the store seam: a pacer with an asynchronous store', () => {
     await settle();
     expect(pacer.inspect().nextStartAt).toBe(1_000);
     fake.blockElsewhere('default', 3_000, [
-      { limit: 1, windowMs: 1_000, algorithm: 'token-bucket', capacity: 1 },
+      { limit: 1, windowMs: 1_000, algorithm: 'token-bucket', counting: tokenBucket, capacity: 1 },
     ]);
     expect(pacer.getSnapshot().blockedKeys).toEqual(['default']);
     expect(pacer.inspect().nextStartAt).toBe(3_000);
@@ -315,8 +316,8 @@ describe('the store seam: a pacer with an asynchronous store', () => {
     const clock = createManualClock();
     const { store } = fakeStore({ now: clock.now });
     expect(() =>
-      createPacer({ limits: { limit: 5, windowMs: 1_000, algorithm: 'sliding-log' }, store }),
-    ).toThrow(/token-bucket' or 'gcra', got 'sliding-log'/);
+      createPacer({ limits: { limit: 5, windowMs: 1_000, algorithm: slidingLog }, store }),
+    ).toThrow(/`tokenBucket` or `gcra`, got `slidingLog`/);
     expect(() => createPacer({ limits: perSecond(1), store: {} as never })).toThrow(TypeError);
     // A store of one's own goes through defineStore, which brings the code for stores.
     const bare = { take: store.take, peek: store.peek, block: store.block };

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { perSecond } from '../../src/core/policy.js';
+import { arrivalSafe } from '../../src/index.js';
 import {
   createPacer,
   type Pacer,
@@ -151,14 +152,14 @@ describe('limits per unit through a store', () => {
     expect(reports).toEqual([{ state: 'queued', startAt: undefined }, { state: 'started' }]);
   });
 
-  it("refuses 'arrival-safe' in a unit (it counts until each answer, in memory only)", () => {
+  it('refuses `arrivalSafe` in a unit (it counts until each answer, in memory only)', () => {
     const { fake, clock } = shared();
     const limits = {
       requests: perSecond(10),
-      tokens: { ...perSecond(2_000), algorithm: 'arrival-safe' as const },
+      tokens: { ...perSecond(2_000), algorithm: arrivalSafe },
     };
     expect(() => createPacer({ limits, clock, store: fake.store })).toThrow(
-      "`limits.tokens` counts 'arrival-safe'",
+      '`limits.tokens` counts with `arrivalSafe`',
     );
   });
 

@@ -1,4 +1,14 @@
-import { type Algorithm, createPacedFetch, type PacedFetch, type PacerMode } from 'fetch-pacer';
+import {
+  type Algorithm,
+  createPacedFetch,
+  fixedWindow,
+  gcra,
+  type PacedFetch,
+  type PacerMode,
+  slidingLog,
+  slidingWindow,
+  tokenBucket,
+} from 'fetch-pacer';
 import type { Counting, Dialect, ServerConfig } from '../mock/server';
 
 /** What the controls set. */
@@ -22,7 +32,7 @@ export interface Settings {
 export const DEFAULT_SETTINGS: Settings = {
   rate: 10,
   burst: 10,
-  algorithm: 'token-bucket',
+  algorithm: tokenBucket,
   mode: 'queue',
   concurrency: Number.POSITIVE_INFINITY,
   stricterServer: false,
@@ -30,17 +40,23 @@ export const DEFAULT_SETTINGS: Settings = {
   dialect: 'ietf',
 };
 
-export const ALGORITHMS: readonly { readonly value: Algorithm; readonly label: string }[] = [
-  { value: 'token-bucket', label: 'Token bucket' },
-  { value: 'gcra', label: 'GCRA' },
-  { value: 'sliding-log', label: 'Sliding log' },
-  { value: 'sliding-window', label: 'Sliding window' },
-  { value: 'fixed-window', label: 'Fixed window' },
+/** The algorithms the select offers; an option's value is the algorithm's name. */
+export const ALGORITHMS: readonly { readonly algorithm: Algorithm; readonly label: string }[] = [
+  { algorithm: tokenBucket, label: 'Token bucket' },
+  { algorithm: gcra, label: 'GCRA' },
+  { algorithm: slidingLog, label: 'Sliding log' },
+  { algorithm: slidingWindow, label: 'Sliding window' },
+  { algorithm: fixedWindow, label: 'Fixed window' },
 ];
 
-/** Only these two take a burst different from the rate. */
+/** The algorithm a select option names (the default if none). */
+export function algorithmNamed(name: string): Algorithm {
+  return ALGORITHMS.find(({ algorithm }) => algorithm.name === name)?.algorithm ?? tokenBucket;
+}
+
+/** Only the token bucket and GCRA take a burst different from the rate. */
 export function hasBurst(algorithm: Algorithm): boolean {
-  return algorithm === 'token-bucket' || algorithm === 'gcra';
+  return algorithm.burst === 'capacity';
 }
 
 /** Permits the client can spend at once. */

@@ -1,6 +1,12 @@
-import type { Algorithm, PacerMode } from 'fetch-pacer';
+import type { PacerMode } from 'fetch-pacer';
 import { useId } from 'react';
-import { ALGORITHMS, hasBurst, type Settings, serverConfigOf } from '../client/settings';
+import {
+  ALGORITHMS,
+  algorithmNamed,
+  hasBurst,
+  type Settings,
+  serverConfigOf,
+} from '../client/settings';
 
 const UNBOUNDED = 11;
 
@@ -81,11 +87,11 @@ export function Controls({
         <label htmlFor={algorithmId}>Algorithm</label>
         <select
           id={algorithmId}
-          value={settings.algorithm}
-          onChange={(event) => set({ algorithm: event.currentTarget.value as Algorithm })}
+          value={settings.algorithm.name}
+          onChange={(event) => set({ algorithm: algorithmNamed(event.currentTarget.value) })}
         >
-          {ALGORITHMS.map(({ value, label }) => (
-            <option key={value} value={value}>
+          {ALGORITHMS.map(({ algorithm, label }) => (
+            <option key={algorithm.name} value={algorithm.name}>
               {label}
             </option>
           ))}

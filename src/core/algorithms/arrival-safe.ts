@@ -1,5 +1,5 @@
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../decision.js';
-import type { ResolvedPolicy } from '../policy.js';
+import type { Algorithm, ResolvedPolicy } from '../policy.js';
 import { SlidingLog } from './sliding-log.js';
 import type { Strategy } from './strategy.js';
 
@@ -186,3 +186,14 @@ export class ArrivalSafe implements Strategy {
     this.lastAt = now > this.lastAt ? now : this.lastAt;
   }
 }
+
+/**
+ * Counts as a server does at arrival, whatever the network's jitter (see `ArrivalSafe`): the
+ * default of a paced fetch's own limits. `burst` (at most `limit`) lets bursts of that many
+ * through at any time; without it, permits are spaced after the first window.
+ */
+export const arrivalSafe: Algorithm = /* @__PURE__ */ Object.freeze({
+  name: 'arrival-safe',
+  burst: 'spacing',
+  create: (policy: ResolvedPolicy) => new ArrivalSafe(policy),
+});

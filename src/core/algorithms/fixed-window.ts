@@ -1,5 +1,5 @@
 import { allow, type Decision, deny, wholeMs } from '../decision.js';
-import type { ResolvedPolicy } from '../policy.js';
+import type { Algorithm, ResolvedPolicy } from '../policy.js';
 import { type Admits, type Strategy, settleRetry } from './strategy.js';
 
 /**
@@ -79,3 +79,9 @@ export class FixedWindow implements Strategy, Admits {
     if (this.usedIn(window) < target) this.set(window, target);
   }
 }
+
+/** Fixed windows: one counter per key, up to twice the limit across a boundary. No `burst`. */
+export const fixedWindow: Algorithm = /* @__PURE__ */ Object.freeze({
+  name: 'fixed-window',
+  create: (policy: ResolvedPolicy) => new FixedWindow(policy),
+});

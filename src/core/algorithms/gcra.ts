@@ -1,3 +1,4 @@
+import type { Algorithm, ResolvedPolicy } from '../policy.js';
 import { TokenBucket } from './token-bucket.js';
 
 /**
@@ -13,3 +14,13 @@ import { TokenBucket } from './token-bucket.js';
  */
 export const Gcra = TokenBucket;
 export type Gcra = TokenBucket;
+
+/**
+ * GCRA: in memory the admissions of `tokenBucket` (above); a shared store keeps one number per
+ * key. `burst` is its capacity, as the bucket's.
+ */
+export const gcra: Algorithm = /* @__PURE__ */ Object.freeze({
+  name: 'gcra',
+  burst: 'capacity',
+  create: (policy: ResolvedPolicy) => new TokenBucket(policy),
+});

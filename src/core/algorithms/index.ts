@@ -1,35 +1,15 @@
 import { type Policy, type ResolvedPolicy, resolvePolicy } from '../policy.js';
-import { ArrivalSafe } from './arrival-safe.js';
-import { FixedWindow } from './fixed-window.js';
-import { Gcra } from './gcra.js';
-import { SlidingLog } from './sliding-log.js';
-import { SlidingWindow } from './sliding-window.js';
 import type { Strategy } from './strategy.js';
-import { TokenBucket } from './token-bucket.js';
 
 export { AllOf } from './all-of.js';
 export type { Strategy } from './strategy.js';
-export { ArrivalSafe, FixedWindow, Gcra, SlidingLog, SlidingWindow, TokenBucket };
 
 /**
- * A fresh, at-rest state for a policy that `resolvePolicy` has already checked. A `switch`, not a
- * table of classes: a new key's state is made here, and `new` of a class looked up by a string
- * key is measurably slower than `new` of a known class.
+ * A fresh, at-rest state for a policy that `resolvePolicy` has already checked, made by its
+ * algorithm's value. Not a `switch` over every class: that put all of them in every bundle.
  */
 export function strategyFor(policy: ResolvedPolicy): Strategy {
-  switch (policy.algorithm) {
-    case 'token-bucket':
-    case 'gcra':
-      return new TokenBucket(policy);
-    case 'sliding-log':
-      return new SlidingLog(policy);
-    case 'sliding-window':
-      return new SlidingWindow(policy);
-    case 'fixed-window':
-      return new FixedWindow(policy);
-    case 'arrival-safe':
-      return new ArrivalSafe(policy);
-  }
+  return policy.counting.create(policy);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { allow, type Decision, deny, wholeMs } from '../decision.js';
-import type { ResolvedPolicy } from '../policy.js';
+import type { Algorithm, ResolvedPolicy } from '../policy.js';
 import { type Admits, type Strategy, settleRetry } from './strategy.js';
 
 /** First size of a log's ring buffer; it doubles on demand up to `limit`. */
@@ -145,3 +145,9 @@ export class SlidingLog implements Strategy, Admits {
     this.head = 0;
   }
 }
+
+/** The exact sliding log: one timestamp per permit. It takes no `burst` (its burst is its limit). */
+export const slidingLog: Algorithm = /* @__PURE__ */ Object.freeze({
+  name: 'sliding-log',
+  create: (policy: ResolvedPolicy) => new SlidingLog(policy),
+});

@@ -1,5 +1,5 @@
 import { allow, type Decision, deny, wholeMs } from '../decision.js';
-import type { ResolvedPolicy } from '../policy.js';
+import type { Algorithm, ResolvedPolicy } from '../policy.js';
 import { type Admits, type Strategy, settleRetry } from './strategy.js';
 
 /**
@@ -131,3 +131,9 @@ export class SlidingWindow implements Strategy, Admits {
     if (missing > 0) this.add(this.windowAt(now), missing);
   }
 }
+
+/** The sliding window counter: three numbers per key, close to the exact log. No `burst`. */
+export const slidingWindow: Algorithm = /* @__PURE__ */ Object.freeze({
+  name: 'sliding-window',
+  create: (policy: ResolvedPolicy) => new SlidingWindow(policy),
+});

@@ -1,5 +1,5 @@
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../decision.js';
-import type { ResolvedPolicy } from '../policy.js';
+import type { Algorithm, ResolvedPolicy } from '../policy.js';
 import { type Admits, type Strategy, settleRetry } from './strategy.js';
 
 /**
@@ -90,6 +90,16 @@ export class TokenBucket implements Strategy, Admits {
     if (this.tokensAt(now) > remaining) this.set(now, remaining);
   }
 }
+
+/**
+ * The token bucket, the default algorithm: `burst` is its capacity (`perSecond(10, { burst: 20 })`
+ * holds 20 at once and refills 10 a second).
+ */
+export const tokenBucket: Algorithm = /* @__PURE__ */ Object.freeze({
+  name: 'token-bucket',
+  burst: 'capacity',
+  create: (policy: ResolvedPolicy) => new TokenBucket(policy),
+});
 
 /** Whole permits in a float count; a hair under an integer (float error) counts as that integer. */
 export function whole(permits: number): number {
