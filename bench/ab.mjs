@@ -21,7 +21,7 @@ const TASKS = 100_000;
 const ROUNDS = 10;
 
 function decisions(lib) {
-  const limiter = lib.createRateLimiter({ policy: { limit: 1e9, windowMs: 1000 } });
+  const limiter = lib.createRateLimiter({ limits: { limit: 1e9, windowMs: 1000 } });
   const start = performance.now();
   for (let i = 0; i < DECISIONS; i++) limiter.tryAcquire('key');
   return ((performance.now() - start) * 1e6) / DECISIONS;

@@ -34,11 +34,11 @@ let sink = 0;
 const floor = nsPerOp('bare performance.now()', 2_000_000, (n) => {
   for (let i = 0; i < n; i++) sink += performance.now();
 });
-const allowing = createRateLimiter({ policy: perSecond(1_000_000_000) });
+const allowing = createRateLimiter({ limits: perSecond(1_000_000_000) });
 const allowed = nsPerOp('tryAcquire, one hot key, allowed', 2_000_000, (n) => {
   for (let i = 0; i < n; i++) sink += allowing.tryAcquire('hot').remaining;
 });
-const denying = createRateLimiter({ policy: perSecond(1) });
+const denying = createRateLimiter({ limits: perSecond(1) });
 denying.tryAcquire('hot');
 const denied = nsPerOp('tryAcquire, one hot key, denied', 2_000_000, (n) => {
   for (let i = 0; i < n; i++) sink += denying.tryAcquire('hot').retryAfterMs;
@@ -52,7 +52,7 @@ const names = Array.from({ length: keys }, (_, i) => `user-${i}`);
 function bytesPerKey(algorithm) {
   gc();
   const before = process.memoryUsage().heapUsed;
-  const limiter = createRateLimiter({ policy: { limit: 10, windowMs: 60_000, algorithm } });
+  const limiter = createRateLimiter({ limits: { limit: 10, windowMs: 60_000, algorithm } });
   for (const name of names) limiter.tryAcquire(name);
   gc();
   const perKey = (process.memoryUsage().heapUsed - before) / keys;

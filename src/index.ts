@@ -9,7 +9,7 @@ export { createStrategy, type Strategy } from './core/algorithms/index.js';
 export { slidingLog } from './core/algorithms/sliding-log.js';
 export { slidingWindow } from './core/algorithms/sliding-window.js';
 export { tokenBucket } from './core/algorithms/token-bucket.js';
-export type { Ticker } from './core/clock.js';
+export type { Clock } from './core/clock.js';
 export type { Decision, DenialReason } from './core/decision.js';
 export {
   createRateLimiter,

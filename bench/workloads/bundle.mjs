@@ -29,7 +29,7 @@ export const pacedFetch = (input, init) => pacer.schedule(() => fetch(input, ini
     id: 'fetch-pacer-core',
     label: 'fetch-pacer createRateLimiter + perSecond (no queue)',
     source: `import { createRateLimiter, perSecond } from '../dist/index.js';
-export const limiter = createRateLimiter({ policy: perSecond(10) });`,
+export const limiter = createRateLimiter({ limits: perSecond(10) });`,
   },
   {
     id: 'bottleneck',

@@ -42,7 +42,7 @@ const CASES = [
     id: 'fp',
     label: 'fetch-pacer RateLimiter.tryAcquire(key)',
     allowed: () => {
-      const limiter = createRateLimiter({ policy: perSecond(ALWAYS) });
+      const limiter = createRateLimiter({ limits: perSecond(ALWAYS) });
       return (n) => {
         let sink = 0;
         for (let i = 0; i < n; i++) sink += limiter.tryAcquire('hot').remaining;
@@ -50,7 +50,7 @@ const CASES = [
       };
     },
     denied: () => {
-      const limiter = createRateLimiter({ policy: perSecond(1) });
+      const limiter = createRateLimiter({ limits: perSecond(1) });
       limiter.tryAcquire('hot');
       return (n) => {
         let sink = 0;
@@ -63,7 +63,7 @@ const CASES = [
     id: 'fp-gcra',
     label: 'fetch-pacer tryAcquire(key), algorithm gcra',
     allowed: () => {
-      const limiter = createRateLimiter({ policy: perSecond(ALWAYS, { algorithm: gcra }) });
+      const limiter = createRateLimiter({ limits: perSecond(ALWAYS, { algorithm: gcra }) });
       return (n) => {
         let sink = 0;
         for (let i = 0; i < n; i++) sink += limiter.tryAcquire('hot').remaining;
@@ -71,7 +71,7 @@ const CASES = [
       };
     },
     denied: () => {
-      const limiter = createRateLimiter({ policy: perSecond(1, { algorithm: gcra }) });
+      const limiter = createRateLimiter({ limits: perSecond(1, { algorithm: gcra }) });
       limiter.tryAcquire('hot');
       return (n) => {
         let sink = 0;

@@ -40,10 +40,10 @@ function fetchPacer(algorithm) {
     const later = makeKeys('late-', 2 * n);
     retained.push(keys, later);
     let now = 1_000;
-    const clock = () => now;
+    const clock = { now: () => now };
     fullGc();
     const base = heapUsed();
-    const limiter = createRateLimiter({ policy: perMinute(LIMIT, { algorithm }), clock });
+    const limiter = createRateLimiter({ limits: perMinute(LIMIT, { algorithm }), clock });
     retained.push(limiter);
     for (const key of keys) limiter.tryAcquire(key);
     fullGc();

@@ -6,6 +6,14 @@
  */
 export type Ticker = () => number;
 
+/**
+ * Where a limiter or a pacer reads the time: an object with `now()`, monotonic ms (`performance`,
+ * a `ManualClock`, `{ now: () => ms }`). A pacer's clock sets timers too (`PacerClock`).
+ */
+export interface Clock {
+  now(): number;
+}
+
 /** The default ticker: `performance.now()`, looked up at call time so importing touches nothing. */
 export const performanceTicker: Ticker = () => performance.now();
 

@@ -1,5 +1,5 @@
 import type { Strategy } from './algorithms/strategy.js';
-import { monotonic, performanceTicker, type Ticker } from './clock.js';
+import { type Clock, monotonic, performanceTicker, type Ticker } from './clock.js';
 import {
   type CompiledPolicy,
   compilePolicy,
@@ -21,6 +21,7 @@ import {
   assertKnownOptions,
   assertPositiveInteger,
   describe,
+  fail,
 } from './validate.js';
 
 export type { PolicyInput, PolicyResolver, PolicySummary } from './compile.js';
@@ -29,15 +30,15 @@ export type { ServerQuota, ServerSignal } from './signal.js';
 
 export interface RateLimiterOptions {
   /** The policy of every key, or a function of the key (called once per new key state). */
-  readonly policy: PolicyInput | PolicyResolver;
+  readonly limits: PolicyInput | PolicyResolver;
   /**
    * Most keys with live state at once. A new key beyond it is denied with
    * `reason: 'key-limit'` once no idle key can be dropped; a busy key is never evicted.
    * @default Infinity
    */
   readonly maxKeys?: number;
-  /** Monotonic ms. @default performance.now */
-  readonly clock?: Ticker;
+  /** Where the time is read: monotonic ms from `now()`. @default performance */
+  readonly clock?: Clock;
 }
 
 /**
@@ -122,21 +123,24 @@ export class KeyedLimiter implements RateLimiter {
   constructor(options: RateLimiterOptions, parts: LimiterParts = {}) {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError(
-        `[fetch-pacer] Expected RateLimiter options \`{ policy }\`, got ${describe(options)}`,
+        `[fetch-pacer] Expected createRateLimiter() options \`{ limits }\`, got ${describe(options)}`,
       );
     }
-    assertKnownOptions('createRateLimiter()', options, ['policy', 'maxKeys', 'clock']);
-    const { policy, maxKeys = Number.POSITIVE_INFINITY, clock = performanceTicker } = options;
+    assertKnownOptions('createRateLimiter()', options, ['limits', 'maxKeys', 'clock']);
+    const { limits, maxKeys = Number.POSITIVE_INFINITY, clock } = options;
     assertBound('maxKeys', maxKeys);
-    if (typeof clock !== 'function') {
-      throw new TypeError(
-        `[fetch-pacer] Expected \`clock\` to be a function returning ms, got ${describe(clock)}`,
+    if (clock !== undefined && typeof (clock as Partial<Clock> | null)?.now !== 'function') {
+      fail(
+        'clock',
+        'an object with `now()`, such as `performance` or a ManualClock',
+        clock,
+        TypeError,
       );
     }
     this.maxKeys = maxKeys;
-    this.now = monotonic(clock);
+    this.now = monotonic(clock === undefined ? performanceTicker : () => clock.now());
     this.units = parts.units;
-    this.compiled = policyResolver(policy, 'policy', undefined, parts.units?.compile);
+    this.compiled = policyResolver(limits, 'limits', undefined, parts.units?.compile);
     this.feedback = parts.feedback?.(this, maxKeys);
   }
 

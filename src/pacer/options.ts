@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.js';
 import { type PolicyInput, type PolicyResolver, summarizePolicy } from '../core/limiter.js';
 import { unitLimits } from '../core/unit-limits.js';
 import { assertBound, assertKnownOptions, fail } from '../core/validate.js';
@@ -8,8 +9,7 @@ import type { Store } from './store-contract.js';
  * Time and timers of a pacer. A `ManualClock` from `fetch-pacer/testing` satisfies it, so a
  * test owns time. `now` must be monotonic ms (a float), like `performance.now()`.
  */
-export interface PacerClock {
-  now(): number;
+export interface PacerClock extends Clock {
   setTimeout(callback: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }

@@ -71,7 +71,7 @@ export class Scheduler implements SchedulerCore {
     const { limits, maxKeys, clock } = options;
     const read = monotonic(() => clock.now());
     this.now = () => this.pinned ?? read();
-    this.limiter = createPacerLimiter({ policy: limits, maxKeys, clock: this.now });
+    this.limiter = createPacerLimiter({ limits, maxKeys, clock: { now: this.now } });
     this.waiting = new WaitingTasks(
       (key, cost, now) => this.waitAt(key, cost, now),
       this.now,

@@ -33,7 +33,7 @@ export class LocalLimits {
   private readonly converted = new WeakMap<Limits, Counted>();
 
   constructor(clock: () => number = () => performance.now()) {
-    this.limiter = createPacerLimiter({ policy: () => this.current.input, clock });
+    this.limiter = createPacerLimiter({ limits: () => this.current.input, clock: { now: clock } });
   }
 
   takeMany(key: string, costs: readonly StoreCost[], stopAtDenial: boolean, call: Call) {

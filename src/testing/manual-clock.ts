@@ -27,12 +27,11 @@ interface PendingTimer {
 
 /**
  * A clock that only moves when the test says so, with timers that fire in due order as it
- * moves. Pass `clock.now` wherever a `Ticker` is expected, and the clock itself wherever
- * timers are expected.
+ * moves: the `clock` of a limiter or a pacer.
  *
  * ```ts
  * const clock = createManualClock();
- * const limiter = createRateLimiter({ policy: perSecond(5), clock: clock.now });
+ * const limiter = createRateLimiter({ limits: perSecond(5), clock });
  * clock.advance(200);
  * ```
  */

@@ -10,7 +10,7 @@ describe('the built package', () => {
     const core = await import('fetch-pacer');
     const { createManualClock } = await import('fetch-pacer/testing');
     const clock = createManualClock();
-    const limiter = core.createRateLimiter({ policy: core.perSecond(5), clock: clock.now });
+    const limiter = core.createRateLimiter({ limits: core.perSecond(5), clock });
     const decisions = Array.from({ length: 6 }, () => limiter.tryAcquire('alice'));
     expect(decisions.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0, 0]);
     expect(decisions[5]).toMatchObject({ allowed: false, retryAfterMs: 200, reason: 'rate' });

@@ -25,7 +25,7 @@ import { createManualClock } from '../../src/testing/index.js';
 
 function limiterAt(policy: Policy) {
   const clock = createManualClock();
-  const limiter = createRateLimiter({ policy, clock: clock.now });
+  const limiter = createRateLimiter({ limits: policy, clock });
   const at = (ms: number, cost = 1) => {
     clock.set(ms);
     return limiter.tryAcquire('k', cost);

@@ -8,7 +8,7 @@ const SAFE = { algorithm: arrivalSafe } as const;
 function setup(limit: number, burst?: number) {
   const clock = createManualClock();
   const policy = perSecond(limit, burst === undefined ? SAFE : { ...SAFE, burst });
-  return { clock, limiter: createRateLimiter({ policy, clock: clock.now }) };
+  return { clock, limiter: createRateLimiter({ limits: policy, clock }) };
 }
 
 describe("the 'arrival-safe' algorithm", () => {
@@ -109,8 +109,8 @@ describe("the 'arrival-safe' algorithm", () => {
         (limit, windowMs, trips) => {
           const clock = createManualClock();
           const limiter = createRateLimiter({
-            policy: { limit, windowMs, ...SAFE },
-            clock: clock.now,
+            limits: { limit, windowMs, ...SAFE },
+            clock,
           });
           // Each request goes at the first ms the limiter allows, arrives after its own delay
           // and is answered after another; the answers settle in time order.

@@ -61,8 +61,8 @@ describe('a learned policy', () => {
         fc.nat({ max: 119 }),
         (policy, learned, run, learnAt) => {
           const clock = createManualClock();
-          const limiter = createPacerLimiter({ policy, clock: clock.now });
-          const alone = createPacerLimiter({ policy, clock: clock.now });
+          const limiter = createPacerLimiter({ limits: policy, clock });
+          const alone = createPacerLimiter({ limits: policy, clock });
           const taken: Array<{ at: number; charge: number }> = [];
           let learnedAt: number | undefined;
           run.forEach(({ gap, cost: wanted }, index) => {

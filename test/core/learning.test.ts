@@ -10,8 +10,8 @@ import { schemeCounter } from '../support/counting-servers.js';
 function setup(policy: PolicyInput, maxKeys?: number) {
   const clock = createManualClock();
   const limiter = createPacerLimiter({
-    policy,
-    clock: clock.now,
+    limits: policy,
+    clock,
     ...(maxKeys === undefined ? {} : { maxKeys }),
   });
   return { clock, limiter };

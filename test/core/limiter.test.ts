@@ -13,13 +13,13 @@ import { createManualClock } from '../../src/testing/index.js';
 
 function setup(options: Omit<Parameters<typeof createPacerLimiter>[0], 'clock'>) {
   const clock = createManualClock();
-  const limiter = createPacerLimiter({ ...options, clock: clock.now });
+  const limiter = createPacerLimiter({ ...options, clock });
   return { clock, limiter };
 }
 
 describe('RateLimiter keys', () => {
   it('keeps one independent state per key', () => {
-    const { limiter } = setup({ policy: perSecond(1) });
+    const { limiter } = setup({ limits: perSecond(1) });
     expect(limiter.tryAcquire('a').allowed).toBe(true);
     expect(limiter.tryAcquire('a').allowed).toBe(false);
     expect(limiter.tryAcquire('b').allowed).toBe(true);
@@ -27,7 +27,7 @@ describe('RateLimiter keys', () => {
   });
 
   it('peeks without creating state or taking permits', () => {
-    const { limiter } = setup({ policy: perSecond(2) });
+    const { limiter } = setup({ limits: perSecond(2) });
     expect(limiter.peek('a')).toMatchObject({ allowed: true, remaining: 1 });
     expect(limiter.size).toBe(0);
     limiter.tryAcquire('a');
@@ -37,7 +37,7 @@ describe('RateLimiter keys', () => {
   });
 
   it('forgets one key or all of them on reset', () => {
-    const { limiter } = setup({ policy: perSecond(1) });
+    const { limiter } = setup({ limits: perSecond(1) });
     limiter.tryAcquire('a');
     limiter.tryAcquire('b');
     limiter.reset('a');
@@ -50,7 +50,7 @@ describe('RateLimiter keys', () => {
   });
 
   it('throws at the call when a cost can never fit the capacity', () => {
-    const { limiter } = setup({ policy: perSecond(5, { burst: 3 }) });
+    const { limiter } = setup({ limits: perSecond(5, { burst: 3 }) });
     expect(() => limiter.tryAcquire('a', 4)).toThrow(RangeError);
     expect(() => limiter.tryAcquire('a', 4)).toThrow(/cost of 4 can never be allowed.*3 permits/);
     expect(limiter.size).toBe(0);
@@ -60,7 +60,7 @@ describe('RateLimiter keys', () => {
   });
 
   it('counts a clock that steps back as zero elapsed time', () => {
-    const { clock, limiter } = setup({ policy: perSecond(5) });
+    const { clock, limiter } = setup({ limits: perSecond(5) });
     clock.set(1000);
     for (let i = 0; i < 5; i++) limiter.tryAcquire('a');
     clock.set(900);
@@ -74,7 +74,7 @@ describe('RateLimiter keys', () => {
 
 describe('RateLimiter with several policies per key', () => {
   it('allows only when all allow and charges none of them otherwise', () => {
-    const { clock, limiter } = setup({ policy: [perSecond(2), { limit: 3, windowMs: 10_000 }] });
+    const { clock, limiter } = setup({ limits: [perSecond(2), { limit: 3, windowMs: 10_000 }] });
     expect(limiter.tryAcquire('a')).toMatchObject({ allowed: true, remaining: 1, limit: 2 });
     expect(limiter.tryAcquire('a')).toMatchObject({ allowed: true, remaining: 0 });
     // Per second is empty: the slower policy must not be charged for this denial.
@@ -92,7 +92,7 @@ describe('RateLimiter with several policies per key', () => {
   });
 
   it('checks a cost against the smallest capacity', () => {
-    const { limiter } = setup({ policy: [perSecond(10), perDay(3)] });
+    const { limiter } = setup({ limits: [perSecond(10), perDay(3)] });
     expect(() => limiter.tryAcquire('a', 4)).toThrow(/at most 3 permits/);
   });
 });
@@ -103,7 +103,7 @@ describe('RateLimiter policy per key', () => {
     const pro = perSecond(100);
     const asked: string[] = [];
     const { limiter } = setup({
-      policy: (key) => {
+      limits: (key) => {
         asked.push(key);
         return key.startsWith('pro:') ? pro : free;
       },
@@ -115,14 +115,14 @@ describe('RateLimiter policy per key', () => {
   });
 
   it('names the key when its policy is invalid', () => {
-    const { limiter } = setup({ policy: () => ({ limit: 0, windowMs: 1000 }) });
-    expect(() => limiter.tryAcquire('eve')).toThrow(/`policy\('eve'\)\.limit`.*got `0`/);
+    const { limiter } = setup({ limits: () => ({ limit: 0, windowMs: 1000 }) });
+    expect(() => limiter.tryAcquire('eve')).toThrow(/`limits\('eve'\)\.limit`.*got `0`/);
   });
 });
 
 describe('RateLimiter maxKeys', () => {
   it('sweeps idle keys to make room, then denies a new key with key-limit', () => {
-    const { clock, limiter } = setup({ policy: perSecond(10), maxKeys: 2 });
+    const { clock, limiter } = setup({ limits: perSecond(10), maxKeys: 2 });
     limiter.tryAcquire('a');
     clock.set(50);
     limiter.tryAcquire('b');
@@ -140,7 +140,7 @@ describe('RateLimiter maxKeys', () => {
   });
 
   it('never evicts a busy key to make room', () => {
-    const { clock, limiter } = setup({ policy: perDay(1), maxKeys: 1 });
+    const { clock, limiter } = setup({ limits: perDay(1), maxKeys: 1 });
     limiter.tryAcquire('a');
     clock.set(3_600_000);
     expect(limiter.tryAcquire('b')).toMatchObject({ allowed: false, reason: 'key-limit' });
@@ -150,7 +150,7 @@ describe('RateLimiter maxKeys', () => {
 
 describe('RateLimiter automatic sweep', () => {
   it('stays bounded by the busy keys while a million distinct keys pass through', () => {
-    const { clock, limiter } = setup({ policy: perSecond(10) });
+    const { clock, limiter } = setup({ limits: perSecond(10) });
     let largest = 0;
     for (let i = 0; i < 1_000_000; i++) {
       clock.set(i); // one new key per ms, each at rest 100 ms after its request
@@ -163,7 +163,7 @@ describe('RateLimiter automatic sweep', () => {
 
 describe('RateLimiter server blocks', () => {
   it('denies with reason blocked until the given time, then allows', () => {
-    const { clock, limiter } = setup({ policy: perSecond(5) });
+    const { clock, limiter } = setup({ limits: perSecond(5) });
     limiter.feedback.blockUntil('a', 1500.5);
     expect(limiter.tryAcquire('a')).toMatchObject({
       allowed: false,
@@ -181,7 +181,7 @@ describe('RateLimiter server blocks', () => {
   });
 
   it('keeps the later of two blocks and waits for the rate too', () => {
-    const { clock, limiter } = setup({ policy: perSecond(1) });
+    const { clock, limiter } = setup({ limits: perSecond(1) });
     limiter.tryAcquire('a');
     limiter.feedback.blockUntil('a', 300);
     limiter.feedback.blockUntil('a', 200);
@@ -192,7 +192,7 @@ describe('RateLimiter server blocks', () => {
   });
 
   it('lowers local credit to what the server reports, never raises it', () => {
-    const { limiter } = setup({ policy: perSecond(10) });
+    const { limiter } = setup({ limits: perSecond(10) });
     limiter.feedback.observe('a', { kind: 'quota', remaining: 2 });
     expect(limiter.tryAcquire('a').remaining).toBe(1);
     limiter.feedback.observe('a', { kind: 'quota', remaining: 50 });
@@ -200,7 +200,7 @@ describe('RateLimiter server blocks', () => {
   });
 
   it('blocks the key for the reset time when the server has nothing left', () => {
-    const { clock, limiter } = setup({ policy: perSecond(10) });
+    const { clock, limiter } = setup({ limits: perSecond(10) });
     limiter.feedback.observe('a', { kind: 'quota', remaining: 0, resetMs: 30_000 });
     expect(limiter.tryAcquire('a')).toMatchObject({ reason: 'blocked', retryAfterMs: 30_000 });
     clock.set(30_000);
@@ -208,7 +208,7 @@ describe('RateLimiter server blocks', () => {
   });
 
   it('lifts a block on reset and drops expired blocks when sweeping', () => {
-    const { clock, limiter } = setup({ policy: perSecond(1) });
+    const { clock, limiter } = setup({ limits: perSecond(1) });
     limiter.feedback.blockUntil('a', 100);
     limiter.reset('a');
     expect(limiter.tryAcquire('a').allowed).toBe(true);
@@ -227,7 +227,7 @@ describe.each<[string, Policy]>([
   ['fixed-window', { limit: 4, windowMs: 1000, algorithm: fixedWindow }],
 ])('%s level and observe', (_name, policy) => {
   it('reports a full level for a fresh key and lowers it as permits are taken', () => {
-    const { limiter } = setup({ policy });
+    const { limiter } = setup({ limits: policy });
     expect(limiter.level('a')).toBe(4);
     limiter.tryAcquire('a', 3);
     expect(limiter.level('a')).toBeCloseTo(1);

@@ -46,8 +46,8 @@ describe('unknown option names', () => {
   });
 
   it('lists the known options when no known name is near', () => {
-    expect(() => createRateLimiter(loose({ policy: perSecond(1), somethingElse: 1 }))).toThrow(
-      /Unknown option `somethingElse` in createRateLimiter\(\); known: `policy`, `maxKeys`, `clock`/,
+    expect(() => createRateLimiter(loose({ limits: perSecond(1), somethingElse: 1 }))).toThrow(
+      /Unknown option `somethingElse` in createRateLimiter\(\); known: `limits`, `maxKeys`, `clock`/,
     );
   });
 

@@ -223,7 +223,7 @@ const aRun = aRunOf(anyPolicyInput, nothingMore);
 
 function limiterWithClock(policy: PolicyInput) {
   const clock = createManualClock();
-  const limiter = createRateLimiter({ policy, clock: clock.now });
+  const limiter = createRateLimiter({ limits: policy, clock });
   return { clock, limiter };
 }
 
@@ -459,13 +459,13 @@ describe('eviction', () => {
     fc.assert(
       fc.property(aKeyedRun, ({ policy, calls }) => {
         const clock = createManualClock();
-        const shared = createRateLimiter({ policy, clock: clock.now });
+        const shared = createRateLimiter({ limits: policy, clock });
         // The reference: one limiter per key never holds another key, so it never sweeps.
         const ownLimiters = new Map<string, RateLimiter>();
         const own = (key: string): RateLimiter => {
           let limiter = ownLimiters.get(key);
           if (limiter === undefined) {
-            limiter = createRateLimiter({ policy, clock: clock.now });
+            limiter = createRateLimiter({ limits: policy, clock });
             ownLimiters.set(key, limiter);
           }
           return limiter;
@@ -497,11 +497,9 @@ describe('several policies on one key', () => {
     fc.assert(
       fc.property(aPairRun, ({ policy, calls }) => {
         const clock = createManualClock();
-        const both = createRateLimiter({ policy, clock: clock.now });
+        const both = createRateLimiter({ limits: policy, clock });
         // Each policy alone, charged only when the pair allowed.
-        const alone = policiesOf(policy).map((p) =>
-          createRateLimiter({ policy: p, clock: clock.now }),
-        );
+        const alone = policiesOf(policy).map((p) => createRateLimiter({ limits: p, clock }));
         const actual = [];
         const expected = [];
         for (const { at, cost } of calls) {

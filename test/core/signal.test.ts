@@ -6,7 +6,7 @@ import { createManualClock } from '../../src/testing/index.js';
 
 function setup() {
   const clock = createManualClock();
-  const limiter = createPacerLimiter({ policy: perSecond(10), clock: clock.now });
+  const limiter = createPacerLimiter({ limits: perSecond(10), clock });
   return { clock, limiter };
 }
 

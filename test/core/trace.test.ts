@@ -5,7 +5,7 @@ import { createManualClock } from '../../src/testing/index.js';
 describe('token bucket, 5 per second, capacity 5', () => {
   it('follows the reference trace for alice and bob', () => {
     const clock = createManualClock();
-    const limiter = createRateLimiter({ policy: perSecond(5), clock: clock.now });
+    const limiter = createRateLimiter({ limits: perSecond(5), clock });
 
     const burst = Array.from({ length: 5 }, () => limiter.tryAcquire('alice'));
     expect(burst.map((d) => [d.allowed, d.remaining])).toEqual([

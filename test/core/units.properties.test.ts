@@ -48,12 +48,12 @@ function policy(limit: number, windowMs: number, algorithm?: Policy['algorithm']
 function limiterOf(limits: Limits, algorithm?: Policy['algorithm']) {
   const clock = createManualClock();
   const limiter = createPacerLimiter({
-    policy: {
+    limits: {
       requests: policy(limits.requests, limits.windowMs),
       tokens: policy(limits.tokens, limits.windowMs, algorithm),
       output: policy(limits.output, limits.windowMs, algorithm),
     },
-    clock: clock.now,
+    clock,
   });
   return { clock, limiter };
 }

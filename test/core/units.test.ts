@@ -10,9 +10,9 @@ import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { adjustUnits, unitsOf } from '../../src/core/unit-limits.js';
 import { createManualClock } from '../../src/testing/index.js';
 
-function setup(policy: RateLimiterOptions['policy']) {
+function setup(policy: RateLimiterOptions['limits']) {
   const clock = createManualClock();
-  return { clock, limiter: createPacerLimiter({ policy, clock: clock.now }) };
+  return { clock, limiter: createPacerLimiter({ limits: policy, clock }) };
 }
 
 /** 10 requests and 2,000 tokens per second, both token buckets (how OpenAI counts). */
@@ -98,12 +98,12 @@ describe('limits per unit', () => {
 
   it('rejects an empty unit map and a unit that is no policy, naming the field', () => {
     expect(() => setup({})).toThrow(
-      '[fetch-pacer] Expected `policy` to name at least one unit, such as `{ requests: perMinute(500), tokens: perMinute(200_000) }`, got {}',
+      '[fetch-pacer] Expected `limits` to name at least one unit, such as `{ requests: perMinute(500), tokens: perMinute(200_000) }`, got {}',
     );
     expect(() =>
       setup({ requests: perSecond(1), tokens: { inner: perSecond(1) } } as never),
-    ).toThrow(/Expected `policy.tokens` to be a policy/);
-    expect(() => setup({ tokens: { limit: 0, windowMs: 1000 } })).toThrow(/`policy.tokens.limit`/);
+    ).toThrow(/Expected `limits.tokens` to be a policy/);
+    expect(() => setup({ tokens: { limit: 0, windowMs: 1000 } })).toThrow(/`limits.tokens.limit`/);
   });
 
   it('counts each unit under its own algorithm, several policies in one unit too', () => {

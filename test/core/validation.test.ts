@@ -89,14 +89,14 @@ describe('invalid policies throw at construction, naming the field and the value
     expect(() => resolvePolicy(bad(policy))).toThrow(type);
     expect(() => resolvePolicy(bad(policy))).toThrow(message);
     expect(() => createStrategy(bad(policy))).toThrow(type);
-    expect(() => createRateLimiter({ policy: bad(policy) })).toThrow(type);
+    expect(() => createRateLimiter({ limits: bad(policy) })).toThrow(type);
   });
 
   it('prefixes the field with the position of a policy in a list', () => {
     expect(() =>
-      createRateLimiter({ policy: [perSecond(1), bad({ limit: 0, windowMs: 1 })] }),
-    ).toThrow(/`policy\[1\]\.limit`/);
-    expect(() => createRateLimiter({ policy: [] })).toThrow(/at least one policy/);
+      createRateLimiter({ limits: [perSecond(1), bad({ limit: 0, windowMs: 1 })] }),
+    ).toThrow(/`limits\[1\]\.limit`/);
+    expect(() => createRateLimiter({ limits: [] })).toThrow(/at least one policy/);
   });
 
   it('validates the helpers too', () => {
@@ -109,8 +109,8 @@ describe('invalid policies throw at construction, naming the field and the value
 
   it('names where a string algorithm came from, in a list and in a paced fetch', () => {
     const named = bad({ limit: 1, windowMs: 1, algorithm: 'fixed-window' });
-    expect(() => createRateLimiter({ policy: [perSecond(1), named] })).toThrow(
-      /`policy\[1\]\.algorithm` to be an algorithm value such as `fixedWindow`/,
+    expect(() => createRateLimiter({ limits: [perSecond(1), named] })).toThrow(
+      /`limits\[1\]\.algorithm` to be an algorithm value such as `fixedWindow`/,
     );
     expect(() => createPacedFetch({ limits: named })).toThrow(
       /`limits\.algorithm` to be an algorithm value such as `fixedWindow`/,
@@ -147,13 +147,14 @@ describe('invalid limiter options and calls', () => {
     ['maxKeys 0', { maxKeys: 0 }, /`maxKeys` to be a positive integer, got `0`/],
     ['maxKeys 1.5', { maxKeys: 1.5 }, /`maxKeys`.*`1.5`/],
     ['maxKeys NaN', { maxKeys: Number.NaN }, /`maxKeys`.*`NaN`/],
-    ['clock not a function', { clock: 5 }, /`clock` to be a function/],
+    ['clock not a clock', { clock: 5 }, /`clock` to be an object with `now\(\)`.*`5`/],
+    ['clock a bare function', { clock: () => 0 }, /`clock` to be an object with `now\(\)`/],
   ])('%s', (_case, options, message) => {
-    expect(() => createRateLimiter({ policy: perSecond(1), ...options })).toThrow(message);
+    expect(() => createRateLimiter({ limits: perSecond(1), ...options })).toThrow(message);
   });
 
   it('rejects options that are not an object', () => {
-    expect(() => createRateLimiter(undefined as never)).toThrow(/\{ policy \}/);
+    expect(() => createRateLimiter(undefined as never)).toThrow(/\{ limits \}/);
   });
 
   it.each<[string, unknown, RegExp]>([
@@ -163,14 +164,14 @@ describe('invalid limiter options and calls', () => {
     ['NaN', Number.NaN, /`cost`.*`NaN`/],
     ['a string', '2', /`cost`.*`'2'`/],
   ])('rejects a cost of %s at the call', (_case, cost, message) => {
-    const limiter = createRateLimiter({ policy: perSecond(5), clock: createManualClock().now });
+    const limiter = createRateLimiter({ limits: perSecond(5), clock: createManualClock() });
     expect(() => limiter.tryAcquire('a', cost as number)).toThrow(message);
     expect(() => limiter.peek('a', cost as number)).toThrow(message);
     expect(limiter.size).toBe(0);
   });
 
   it('rejects keys that are not strings, and bad blocks and quotas', () => {
-    const limiter = createPacerLimiter({ policy: perSecond(5), clock: createManualClock().now });
+    const limiter = createPacerLimiter({ limits: perSecond(5), clock: createManualClock() });
     expect(() => limiter.tryAcquire(42 as never)).toThrow(/`key` to be a string, got `42`/);
     expect(() => limiter.feedback.blockUntil('a', Number.NaN)).toThrow(/`until`.*`NaN`/);
     expect(() => limiter.feedback.observe('a', { kind: 'quota', remaining: -1 })).toThrow(
@@ -184,10 +185,10 @@ describe('invalid limiter options and calls', () => {
 
   it('says that a bare limiter counts one policy, not limits per unit', () => {
     const units = { requests: perSecond(5), tokens: perSecond(500) };
-    expect(() => createRateLimiter({ policy: units })).toThrow(
-      '[fetch-pacer] `policy` gives limits per unit: a pacer counts those (createPacer, createPacedFetch), a bare limiter one policy',
+    expect(() => createRateLimiter({ limits: units })).toThrow(
+      '[fetch-pacer] `limits` gives limits per unit: a pacer counts those (createPacer, createPacedFetch), a bare limiter one policy',
     );
-    const bare = createRateLimiter({ policy: perSecond(5), clock: createManualClock().now });
+    const bare = createRateLimiter({ limits: perSecond(5), clock: createManualClock() });
     expect(() => bare.tryAcquire('a', { requests: 1 } as never)).toThrow(
       /`cost` to be a positive integer/,
     );

@@ -44,7 +44,7 @@ const ALGORITHMS: readonly AlgorithmModel[] = [
 
 /** The limiter a run's starts are replayed into: the in-memory one, fresh, on the log's time. */
 const referenceLimiter = (policy: Policy, maxKeys: number, now: () => number) =>
-  createPacerLimiter({ policy, maxKeys, clock: now });
+  createPacerLimiter({ limits: policy, maxKeys, clock: { now: now } });
 
 const KEYS = ['a', 'b', 'c'];
 const PRIORITIES = [0, 1, 2];

@@ -47,7 +47,7 @@ function expectEqual(actual, expected, what) {
 
 async function decideOnManualClock() {
   const clock = createManualClock();
-  const limiter = createRateLimiter({ policy: perSecond(5), clock: clock.now });
+  const limiter = createRateLimiter({ limits: perSecond(5), clock });
   const remaining = Array.from({ length: 6 }, () => limiter.tryAcquire('alice').remaining);
   expectEqual(remaining, [4, 3, 2, 1, 0, 0], 'remaining after six takes');
   expectEqual(limiter.tryAcquire('alice').retryAfterMs, 200, 'retryAfterMs of the seventh');

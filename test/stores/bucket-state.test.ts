@@ -85,7 +85,7 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
         fc.array(opArb, { maxLength: 40 }),
         (policies, base, ops) => {
           let now = base;
-          const limiter = createPacerLimiter({ policy: policies, clock: () => now });
+          const limiter = createPacerLimiter({ limits: policies, clock: { now: () => now } });
           const limits = policies.map((policy) => resolvePolicy(policy));
           const capacity = Math.min(...limits.map((l) => l.capacity));
           // The first take creates the core's state, as the shared state exists from its first use.
@@ -181,8 +181,8 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
         (requests, tokens, base, ops) => {
           let now = base;
           const limiter = createPacerLimiter({
-            policy: { requests, tokens },
-            clock: () => now,
+            limits: { requests, tokens },
+            clock: { now: () => now },
           });
           const limits = [requests, ...tokens].map((policy) => resolvePolicy(policy));
           const units = ['requests', ...tokens.map(() => 'tokens')];
