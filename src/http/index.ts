@@ -8,12 +8,7 @@ export {
   type PacingInit,
   type RequestPacing,
 } from './paced-fetch.js';
-export {
-  parseRateLimitHeaders,
-  type RateLimitHeaderSource,
-  type ServerQuotaReport,
-} from './ratelimit-headers.js';
-export { parseRetryAfter } from './retry-after.js';
+export type { ServerQuotaReport } from './ratelimit-headers.js';
 export type { RetryOptions } from './retry-policy.js';
 export { type AnswerInput, readServerAnswer, type ServerAnswer } from './server-answer.js';
 export type { UnitQuota } from './vendor-headers.js';

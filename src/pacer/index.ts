@@ -1,8 +1,6 @@
 export { defineStore } from './define-store.js';
 export {
-  isPacerDisposedError,
   isPacerError,
-  isQueueFullError,
   isRateLimitError,
   PacerDisposedError,
   PacerError,

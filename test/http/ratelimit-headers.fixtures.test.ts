@@ -1,10 +1,8 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  parseRateLimitHeaders,
-  parseRetryAfter,
-  type ServerQuotaReport,
-} from '../../src/http/index.js';
+import type { ServerQuotaReport } from '../../src/http/index.js';
+import { parseRateLimitHeaders } from '../../src/http/ratelimit-headers.js';
+import { parseRetryAfter } from '../../src/http/retry-after.js';
 
 interface FixtureResponse {
   readonly source?: string;

@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_DELAY_MS,
-  parseRateLimitHeaders,
-  type ServerQuotaReport,
-} from '../../src/http/index.js';
+import { MAX_DELAY_MS, type ServerQuotaReport } from '../../src/http/index.js';
+import { parseRateLimitHeaders } from '../../src/http/ratelimit-headers.js';
 
 /** A wall clock nobody cares about, for headers that do not depend on it. */
 const NOW = Date.UTC(2026, 10, 29, 14, 0, 0);

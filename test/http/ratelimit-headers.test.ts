@@ -2,11 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { ServerQuota } from '../../src/core/limiter.js';
 import { ietfUnitQuotas } from '../../src/http/ratelimit-headers.js';
-import {
-  MAX_DELAY_MS,
-  parseRateLimitHeaders,
-  type ServerQuotaReport,
-} from '../../src/http/index.js';
+import { MAX_DELAY_MS, type ServerQuotaReport } from '../../src/http/index.js';
+import { parseRateLimitHeaders } from '../../src/http/ratelimit-headers.js';
 
 /** A wall clock nobody cares about, for headers that do not depend on it. */
 const NOW = Date.UTC(2026, 10, 29, 14, 0, 0);

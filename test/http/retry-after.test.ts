@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_DELAY_MS, parseRetryAfter } from '../../src/http/index.js';
+import { MAX_DELAY_MS } from '../../src/http/index.js';
+import { parseRetryAfter } from '../../src/http/retry-after.js';
 
 /** Sun, 06 Nov 1994 08:49:00 GMT: 37 s before RFC 9110's example date. */
 const NOW = Date.UTC(1994, 10, 6, 8, 49, 0);

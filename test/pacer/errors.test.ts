@@ -2,15 +2,14 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { Decision } from '../../src/core/decision.js';
 import {
-  isPacerDisposedError,
   isPacerError,
-  isQueueFullError,
   isRateLimitError,
   PacerDisposedError,
   PacerError,
   QueueFullError,
   RateLimitError,
 } from '../../src/pacer/index.js';
+import { isPacerDisposedError, isQueueFullError } from '../../src/pacer/errors.js';
 
 const denial: Decision = {
   allowed: false,

@@ -5,10 +5,10 @@ import { slidingLog, tokenBucket } from '../../src/index.js';
 import {
   createPacer,
   defineStore,
-  isPacerDisposedError,
   isRateLimitError,
   type PacerOptions,
 } from '../../src/pacer/index.js';
+import { isPacerDisposedError } from '../../src/pacer/errors.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { gate, outcome, flushMicrotasks as settle } from '../pacer/support.js';
 import { fakeStore } from '../support/fake-store.js';

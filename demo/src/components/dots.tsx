@@ -1,4 +1,4 @@
-import { isPacerDisposedError, isRateLimitError } from 'fetch-pacer';
+import { isPacerError, isRateLimitError } from 'fetch-pacer';
 import { type FetchStatus, isHttpError, useRateLimitedFetch } from 'fetch-pacer/react';
 import { useEffect, useRef, useState } from 'react';
 import { type Burst, type Outcome, recordWait, settle } from '../client/bursts';
@@ -20,7 +20,7 @@ function outcomeOf(status: FetchStatus, error: unknown): DotState {
     case 'error':
       if (isHttpError(error) && error.status === 429) return 'refused';
       if (isRateLimitError(error)) return 'denied';
-      if (isPacerDisposedError(error)) return 'cancelled';
+      if (isPacerError(error) && error.name === 'PacerDisposedError') return 'cancelled';
       return 'failed';
   }
 }
