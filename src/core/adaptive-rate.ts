@@ -16,7 +16,7 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  *   `PAUSE_GROWTH` times longer, from one permit interval up to `MAX_PAUSE_MS`, so that finding the end of a
  *   window costs a handful of refusals, not a wall of them (HAProxy counts every refusal, and
  *   keeps refusing a client that keeps sending). A refusal after an admitted probe says the rate
- *   is too fast: what the server admitted over the last `HEARD_MS` becomes the **ceiling**, and
+ *   is too fast: what the server admitted over the last `ADMISSIONS_MS` becomes the **ceiling**, and
  *   the rate goes to `HEADROOM` of it (to `CUT` of itself while nothing was measured), at most
  *   once per `HOLD_MS`.
  * - Between refusals the rate grows with every permit taken while it is what holds the key
@@ -53,7 +53,7 @@ export const AIMD = Object.freeze({
   PROBE_WAIT_MS: 1_000,
   PAUSE_GROWTH: 1.5,
   HOLD_MS: 1_000,
-  HEARD_MS: 1_000,
+  ADMISSIONS_MS: 1_000,
   FLOOR_MS: 5_000,
   ADMITTED_MS: 60_000,
   /** Shortest time a sample of admitted requests seeds the first rate over (see `refused`). */
@@ -103,9 +103,9 @@ export class AdaptiveRate implements Strategy, Admits {
   private admitted = false;
   /** When the rate was learned: answers to requests sent before belong to its sample. */
   private readonly learnedAt: number;
-  /** Admissions heard, decayed with a time constant of `HEARD_MS`: their rate is it / HEARD_MS. */
-  private heard: number;
-  private heardAt: number;
+  /** Admissions, decayed with a time constant of `ADMISSIONS_MS`: their rate is it / ADMISSIONS_MS. */
+  private admissions: number;
+  private admissionsAt: number;
   /** When the probe went, while its answer is awaited; -Infinity otherwise. */
   private probeAt = Number.NEGATIVE_INFINITY;
   /** Whether a spent window's sample set the ceiling, or a cut did (which measures better). */
@@ -136,18 +136,19 @@ export class AdaptiveRate implements Strategy, Admits {
     this.ceilingAt = now;
     this.learnedAt = now;
     // The sample's rate, if it was one: otherwise nothing heard yet.
-    this.heard =
+    this.admissions =
       this.sample.admitted >= MIN_SAMPLE && this.sample.spanMs > 0
-        ? (this.sample.admitted / this.sample.spanMs) * AIMD.HEARD_MS
+        ? (this.sample.admitted / this.sample.spanMs) * AIMD.ADMISSIONS_MS
         : 0;
-    this.heardAt = now;
+    this.admissionsAt = now;
   }
 
-  /** The rate the server admitted requests at, over about the last `HEARD_MS`. */
-  private heardPerMs(now: number): number {
-    const elapsed = now - this.heardAt;
-    const decayed = elapsed > 0 ? this.heard * Math.exp(-elapsed / AIMD.HEARD_MS) : this.heard;
-    return decayed / AIMD.HEARD_MS;
+  /** The rate the server admitted requests at, over about the last `ADMISSIONS_MS`. */
+  private admittedPerMs(now: number): number {
+    const elapsed = now - this.admissionsAt;
+    const decayed =
+      elapsed > 0 ? this.admissions * Math.exp(-elapsed / AIMD.ADMISSIONS_MS) : this.admissions;
+    return decayed / AIMD.ADMISSIONS_MS;
   }
 
   /** Until when nothing may go: the probe's answer is awaited (at most `PROBE_WAIT_MS`). */
@@ -196,17 +197,18 @@ export class AdaptiveRate implements Strategy, Admits {
     if (sentAt <= this.refusedAt) return false;
     this.refusedAt = now;
     this.raises = 0;
-    // What the server admitted is known once a sample or HEARD_MS of answers taught it.
-    const heard = this.heardPerMs(now);
+    // What the server admitted is known once a sample or ADMISSIONS_MS of answers taught it.
+    const admitted = this.admittedPerMs(now);
     const rate = this.ratePerMs;
     const measured =
-      heard < rate && (this.sample.admitted >= MIN_SAMPLE || now >= this.learnedAt + AIMD.HEARD_MS);
+      admitted < rate &&
+      (this.sample.admitted >= MIN_SAMPLE || now >= this.learnedAt + AIMD.ADMISSIONS_MS);
     const held = sentAt < this.cutAt + AIMD.HOLD_MS;
     if (this.admitted && measured && !held) {
       // Sending faster than the server admits: what it admitted is the ceiling, and the rate
       // goes just below it at once. Not again within HOLD_MS: the server still counts what
       // came before (a sliding log refuses for a window after a burst).
-      this.ceiling = Math.max(heard, rate / 4);
+      this.ceiling = Math.max(admitted, rate / 4);
       this.ratePerMs = Math.max(FLOOR_PER_MS, this.ceiling * AIMD.HEADROOM);
       this.ceilingAt = now;
       this.cutAt = now;
@@ -238,8 +240,8 @@ export class AdaptiveRate implements Strategy, Admits {
 
   /** The server admitted a request sent at `sentAt`: after the last refusal, the rate holds. */
   answered(now: number, sentAt: number): void {
-    this.heard = this.heardPerMs(now) * AIMD.HEARD_MS + 1;
-    this.heardAt = now;
+    this.admissions = this.admittedPerMs(now) * AIMD.ADMISSIONS_MS + 1;
+    this.admissionsAt = now;
     if (sentAt <= this.learnedAt) this.sample.admitted++;
     if (sentAt > this.refusedAt) {
       // Admitted only after probes were refused (SPENT_STREAK): the pauses did not refill the

@@ -6,7 +6,7 @@
  */
 import type { ServerQuota } from '../core/limiter.js';
 import type { Pacer } from '../pacer/types.js';
-import { endProbe, heard, signalOf } from './adapt.js';
+import { endProbe, reportAnswer, signalOf } from './probes.js';
 import type { ServerQuotaReport } from './ratelimit-headers.js';
 import type { Refusal } from './retry-policy.js';
 import type { ServerAnswer } from './server-answer.js';
@@ -79,7 +79,7 @@ export function applyServerAnswer(
       return { ...refusal, waitMs: 0, explained: true };
     }
   } else {
-    heard(
+    reportAnswer(
       pacer,
       key,
       quota as ServerQuotaReport | undefined,

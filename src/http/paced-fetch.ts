@@ -5,7 +5,7 @@ import { isRateLimitError } from '../pacer/errors.js';
 import { PACER_OPTIONS, type PacerOptions } from '../pacer/options.js';
 import { createPacer } from '../pacer/pacer.js';
 import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
-import { adapterOf, type LearnOptions, resolveLearn, START } from './adapt.js';
+import { proberOf, type LearnOptions, resolveLearn, START } from './probes.js';
 import { applyServerAnswer } from './answer-to-pacer.js';
 import { readBodyHintText } from './body-hint.js';
 import { arrivalSafeByDefault, spacedForStores } from './fetch-policy.js';
@@ -243,7 +243,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
     const cost = pacing?.cost ?? costOf?.(request, requestInit);
     const priority = pacing?.priority ?? priorityOf?.(request);
     const onProgress = pacing?.onProgress;
-    if (probing) adapterOf(pacer).calling(key); // a key at rest probes first (adapt.ts)
+    if (probing) proberOf(pacer).calling(key); // a key at rest probes first (probes.ts)
     if (startsSlow) pacer.observe(key, START); // a key never heard from starts slow
     // The refusal a retry replaces: its body is freed only once the retry starts, so that a
     // retry the pacer will not queue (`maxWaitMs`, reject mode) can return it instead.

@@ -6,7 +6,7 @@
 import type { Cost, UnitCosts } from '../core/units.js';
 import { reportListenerError } from '../pacer/progress.js';
 import type { Pacer } from '../pacer/types.js';
-import { signalOf } from './adapt.js';
+import { signalOf } from './probes.js';
 import { quotaForCore } from './answer-to-pacer.js';
 import type { ServerQuotaReport } from './ratelimit-headers.js';
 import { definedFields, type UnitQuota } from './vendor-headers.js';

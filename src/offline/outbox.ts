@@ -27,19 +27,19 @@ import type { Outbox, OutboxEntry, OutboxLocks, OutboxNetwork, OutboxStorage } f
  * await outbox.enqueue('/api/orders', { method: 'POST', body: JSON.stringify(order) });
  */
 export function createOutbox(options: OutboxOptions): Outbox {
-  const engine = new Engine(resolveOutboxOptions(options));
+  const live = new LiveOutbox(resolveOutboxOptions(options));
   return Object.freeze({
-    name: engine.options.name,
-    enqueue: (input: RequestInfo | URL, init?: RequestInit) => engine.enqueue(input, init),
-    flush: () => engine.flush(true),
-    list: () => engine.list(),
-    subscribe: engine.state.subscribe,
-    getSnapshot: engine.state.getSnapshot,
-    close: () => engine.close(),
+    name: live.options.name,
+    enqueue: (input: RequestInfo | URL, init?: RequestInit) => live.enqueue(input, init),
+    flush: () => live.flush(true),
+    list: () => live.list(),
+    subscribe: live.state.subscribe,
+    getSnapshot: live.state.getSnapshot,
+    close: () => live.close(),
   });
 }
 
-class Engine {
+class LiveOutbox {
   readonly state = new OutboxState();
   private readonly storage: OutboxStorage;
   private readonly entries: Entries;

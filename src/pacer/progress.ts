@@ -123,7 +123,7 @@ export class ProgressReports {
           }
         }
         for (const [task, progress] of due) {
-          if (task.state === 'queued') tell(task, progress);
+          if (task.state === 'queued') reportProgress(task, progress);
         }
       } while (this.again);
     } finally {
@@ -293,7 +293,7 @@ function same(a: TaskProgress | undefined, b: TaskProgress): boolean {
 }
 
 /** Reports a change to a waiting task's listener, remembering it so it is told only once. */
-function tell(task: Task, progress: TaskProgress): void {
+function reportProgress(task: Task, progress: TaskProgress): void {
   task.reported = progress;
   if (task.onProgress !== undefined) call(task.onProgress, progress);
 }

@@ -19,7 +19,7 @@ interface Immediates {
 const host = globalThis as Immediates;
 
 /** The timer handle of a short wait stepped on `setImmediate` (made only where it exists). */
-class Spin {
+class SteppedWait {
   immediate: unknown;
   keepsAlive = true;
 
@@ -84,11 +84,11 @@ export const realClock: PacerClock = {
   setTimeout: (callback, ms) => {
     if (isPage()) return new PageWait(performance.now() + ms, callback);
     return ms < SPIN_BELOW_MS && typeof host.setImmediate === 'function'
-      ? new Spin(performance.now() + ms, callback)
+      ? new SteppedWait(performance.now() + ms, callback)
       : globalThis.setTimeout(callback, ms);
   },
   clearTimeout: (handle) => {
-    if (handle instanceof Spin) handle.cancel();
+    if (handle instanceof SteppedWait) handle.cancel();
     else if (handle instanceof PageWait) handle.cancel();
     else globalThis.clearTimeout(handle as Parameters<typeof clearTimeout>[0]);
   },

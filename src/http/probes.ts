@@ -128,9 +128,9 @@ const probers = new WeakMap<Pacer, Prober>();
  * read and usable) as a signal, and with `learning` a refusal without any header or Retry-After
  * (`refused`: the server said only "too fast", AIMD) and the end of a probe. (A refusal with a
  * Retry-After says when to come back, which the key's block does.) `sentAt`: pacer time the
- * request was sent (see `QuotaSignal.sentAt`). Returns nothing, for `return heard(...)`.
+ * request was sent (see `QuotaSignal.sentAt`). Returns nothing, for `return reportAnswer(...)`.
  */
-export function heard(
+export function reportAnswer(
   pacer: Pacer,
   key: string,
   quota: ServerQuotaReport | undefined,
@@ -159,7 +159,7 @@ export function endProbe(pacer: Pacer, key: string): void {
 }
 
 /** The prober of `pacer`, made on first use. */
-export function adapterOf(pacer: Pacer): Prober {
+export function proberOf(pacer: Pacer): Prober {
   let prober = probers.get(pacer);
   if (prober === undefined) {
     prober = new Prober(pacer);
