@@ -149,6 +149,21 @@ export class KeyedLimiter implements RateLimiter {
   }
 
   tryAcquire(key: string, cost: Cost = 1): Decision {
+    // The usual call (a key with state, a cost of 1, no server block kept) in a method small
+    // enough to inline: the rest of the path, rarely taken, would keep it from that.
+    const state = this.states.get(key);
+    if (
+      cost === 1 &&
+      state !== undefined &&
+      (this.feedback === undefined || this.feedback.blocking === 0)
+    ) {
+      return state.tryAcquire(this.now(), 1);
+    }
+    return this.acquire(key, cost);
+  }
+
+  /** `tryAcquire`, every case. */
+  private acquire(key: string, cost: Cost): Decision {
     // One comparison on the usual path (a cost of 1), as before there were units.
     if (cost !== 1) {
       if (typeof cost === 'object') return this.decideUnits(key, cost, true);
