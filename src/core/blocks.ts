@@ -38,21 +38,27 @@ export class ServerBlocks {
     return this.#blocks.get(key)?.due;
   }
 
-  /** Blocks `key` until `until`; a later block wins over an earlier one, none shortens one. */
-  set(key: string, until: number, now: number): void {
+  /**
+   * Blocks `key` until `until`; a later block wins over an earlier one, none shortens one.
+   * Returns the key whose block was dropped to make room (at `maxKeys`), if one was: its waits
+   * are shorter now.
+   */
+  set(key: string, until: number, now: number): string | undefined {
     const found = this.#blocks.get(key);
     if (found !== undefined) {
-      if (until <= found.due) return;
+      if (until <= found.due) return undefined;
       found.due = until;
       this.#heap.update(found);
-      return;
+      return undefined;
     }
-    if (until <= now) return;
+    if (until <= now) return undefined;
+    let dropped: string | undefined;
     if (this.#blocks.size >= this.maxKeys) {
       this.sweep(now);
       const first = this.#heap.peek();
       if (first !== undefined && this.#blocks.size >= this.maxKeys) {
-        if (first.due >= until) return;
+        if (first.due >= until) return undefined;
+        dropped = first.key;
         this.delete(first.key);
       }
     }
@@ -60,6 +66,7 @@ export class ServerBlocks {
     this.#blocks.set(key, block);
     this.#heap.update(block);
     this.#list = undefined;
+    return dropped;
   }
 
   delete(key: string): void {

@@ -44,6 +44,12 @@ export class ServerFeedback {
     };
   }
 
+  /**
+   * Keys whose block was dropped to keep `maxKeys` blocks at most, since the pacer last asked
+   * (`takeDropped`): what waited on those blocks is due sooner.
+   */
+  private dropped: string[] = [];
+
   /** Blocks kept (ended or not): 0 on the usual path, where a decision looks no further. */
   get blocking(): number {
     return this.blocks.size;
@@ -57,7 +63,16 @@ export class ServerFeedback {
   blockUntil(key: string, until: number): void {
     assertKey(key);
     assertFiniteNumber('until', until);
-    this.blocks.set(key, until, this.limiter.now());
+    const dropped = this.blocks.set(key, until, this.limiter.now());
+    if (dropped !== undefined) this.dropped.push(dropped);
+  }
+
+  /** The keys whose block was dropped for room since the last call (see `dropped`). */
+  takeDropped(): readonly string[] {
+    if (this.dropped.length === 0) return NONE;
+    const keys = this.dropped;
+    this.dropped = [];
+    return keys;
   }
 
   /** The time `key` is blocked until, or undefined when it is not blocked now. */
@@ -180,6 +195,8 @@ export class ServerFeedback {
     this.blocks.sweep(now);
   }
 }
+
+const NONE: readonly string[] = Object.freeze([]);
 
 /** The part that gives a limiter the server's feedback (see `LimiterParts`). */
 export const serverFeedback = (limiter: KeyedLimiter, maxKeys: number): ServerFeedback =>

@@ -158,7 +158,7 @@ export class Scheduler implements SchedulerCore {
     // in flight) is no error, and the store is not asked again.
     if (this.disposed) return;
     this.permits.blockUntil(key, until);
-    this.retime(key);
+    this.retimeAfterFeedback(key);
   }
 
   observe(key: string, signal: ServerSignal): void {
@@ -166,7 +166,7 @@ export class Scheduler implements SchedulerCore {
     this.limiter.feedback.observe(key, signal);
     if (this.disposed) return;
     this.permits.observe(key, signal);
-    this.retime(key);
+    this.retimeAfterFeedback(key);
   }
 
   adjust(key: string, delta: UnitCosts): void {
@@ -247,6 +247,15 @@ export class Scheduler implements SchedulerCore {
   }
 
   /** After the server's word: re-time the key's waiting tasks. */
+  /**
+   * Re-times `key`, and every key whose block the limiter dropped meanwhile to keep `maxKeys`
+   * blocks: the queue follows the limiter, which no longer holds them (as the fast path does).
+   */
+  private retimeAfterFeedback(key: string): void {
+    for (const dropped of this.limiter.feedback.takeDropped()) this.waiting.retimeKey(dropped);
+    this.retime(key);
+  }
+
   retime(key: string): void {
     this.waiting.retimeKey(key);
     this.flush();

@@ -27,6 +27,21 @@ describe('blockUntil', () => {
     expect(startsOf().slice(5)).toEqual([1000, 1000]);
   });
 
+  it('starts the tasks of a key whose block the limiter dropped for maxKeys, as it would a new one', async () => {
+    // At `maxKeys` blocks, a new block drops the one that ends first: the queue follows the
+    // limiter, as the fast path does, rather than waiting for a block nobody keeps any more.
+    const { clock, pacer, task, startsOf } = harness({ limits: perSecond(5), maxKeys: 2 });
+    pacer.blockUntil('c', 100);
+    pacer.schedule(task('c'), { key: 'c' });
+    pacer.blockUntil('b', 100);
+    expect(startsOf('c')).toEqual([]);
+    pacer.blockUntil('a', 200); // drops c's block, the first to end
+    expect(pacer.inspect('c').blockedUntil).toBeUndefined();
+    expect(startsOf('c')).toEqual([0]);
+    await clock.advanceAsync(1_000);
+    expect(startsOf('c')).toEqual([0]);
+  });
+
   it('leaves the rate in charge when the block ends before the next permit', async () => {
     const { clock, pacer, task, startsOf } = harness({ limits: perSecond(1) });
     pacer.schedule(task('first'));
