@@ -189,20 +189,25 @@ export class KeyedLimiter implements RateLimiter {
   }
 
   /**
-   * `tryAcquire(key, cost).allowed`, without making a Decision where the key's state answers
-   * alone (a token bucket's, no server block kept, a cost of 1): the pacer's path, where a task
-   * only starts or waits. One clock reading, as there.
+   * `tryAcquire` for a caller that needs only the denials: `undefined` when the permits were
+   * taken, without making a Decision where the key's state answers alone (a token bucket's, no
+   * server block kept, a cost of 1), else the denial. The pacer's path, where a task starts or
+   * waits; one decision either way (a second would count twice where a denial is noted, as a
+   * learned rate notes being held back).
    */
-  take(key: string, cost: Cost = 1): boolean {
+  tryTake(key: string, cost: Cost = 1): Decision | undefined {
     const state = this.states.get(key);
     if (
       cost === 1 &&
       state?.take !== undefined &&
       (this.feedback === undefined || this.feedback.blocking === 0)
     ) {
-      return state.take(this.now(), 1);
+      const now = this.now();
+      // A denial changes nothing, so asking for its reason at the same time decides the same.
+      return state.take(now, 1) ? undefined : state.tryAcquire(now, 1);
     }
-    return this.tryAcquire(key, cost).allowed;
+    const decision = this.acquire(key, cost);
+    return decision.allowed ? undefined : decision;
   }
 
   peek(key: string, cost: Cost = 1): Decision {

@@ -63,13 +63,13 @@ export class LocalPermits implements Permits {
     if (core.paused || !core.hasSlot() || core.waiting.line(options.key) !== undefined) {
       return undefined;
     }
-    let taken: boolean;
+    let denied: Decision | undefined;
     try {
-      taken = core.limiter.take(options.key, options.units ?? options.cost);
+      denied = core.limiter.tryTake(options.key, options.units ?? options.cost);
     } catch {
       return undefined; // a cost beyond capacity: `admit` rejects it with the core's error
     }
-    return taken ? core.runNow(run, options) : undefined;
+    return denied === undefined ? core.runNow(run, options) : undefined;
   }
 
   admit<T>(run: () => T | PromiseLike<T>, options: TaskOptions): Promise<T> {
@@ -148,15 +148,15 @@ export class LocalPermits implements Permits {
       const cost = task.units ?? task.cost;
       let decision: Decision | undefined;
       try {
-        // The boolean take first: a task that starts costs no Decision. Denied (rare: the task
-        // was due), the decision says why and until when (or takes, if time moved on since).
-        decision = limiter.take(key.key, cost) ? undefined : limiter.tryAcquire(key.key, cost);
+        // A task that starts costs no Decision; a denied one (rare: it was due) says why and
+        // until when.
+        decision = limiter.tryTake(key.key, cost);
       } catch (error) {
         waiting.remove(task);
         core.settle(task, false, error);
         continue;
       }
-      if (decision === undefined || decision.allowed) {
+      if (decision === undefined) {
         waiting.remove(task);
         core.count(1, 0);
         core.start(task);
