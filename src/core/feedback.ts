@@ -4,14 +4,14 @@ import { ServerBlocks } from './blocks.js';
 import type { PolicySummary } from './compile.js';
 import { type Decision, deny, wholeMs } from './decision.js';
 import {
-  applySignal,
-  type KeyStates,
   type LearnedPolicy,
   learnedCounterOf,
   learnedPolicyOf,
   learnedRatePerMs,
   WithLearned,
-} from './learning.js';
+} from './learned.js';
+import type { KeyStates } from './learned-policy.js';
+import { applySignal } from './learning.js';
 import { costError, type KeyedLimiter } from './limiter.js';
 import { assertSignal, type ServerSignal } from './signal.js';
 import { statesOfUnit } from './units.js';

@@ -11,7 +11,7 @@ import {
 } from './compile.js';
 import { type Decision, deny, wholeMs } from './decision.js';
 import type { ServerFeedback } from './feedback.js';
-import type { LearnedPolicy } from './learning.js';
+import type { LearnedPolicy } from './learned.js';
 import { IncrementalSweep } from './sweep.js';
 import type { UnitLimitsPart } from './unit-limits.js';
 import type { Cost, UnitCosts } from './units.js';
@@ -25,7 +25,7 @@ import {
 } from './validate.js';
 
 export type { PolicyInput, PolicyResolver, PolicySummary } from './compile.js';
-export type { LearnedPolicy, LearnedSource } from './learning.js';
+export type { LearnedPolicy, LearnedSource } from './learned.js';
 export type { ServerQuota, ServerSignal } from './signal.js';
 
 export interface RateLimiterOptions {

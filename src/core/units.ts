@@ -3,12 +3,12 @@ import { tokenBucket } from './algorithms/token-bucket.js';
 import { Units } from './algorithms/units.js';
 import type { CompiledPolicy } from './compile.js';
 import {
-  type KeyStates,
   type LearnedPolicy,
   learnedCounterOf,
-  learnedRatePerMs,
   learnedPolicyOf,
-} from './learning.js';
+  learnedRatePerMs,
+} from './learned.js';
+import type { KeyStates } from './learned-policy.js';
 import type { Policy } from './policy.js';
 import { fail } from './validate.js';
 

@@ -1,5 +1,5 @@
 import type { Decision } from '../core/decision.js';
-import type { LearnedPolicy } from '../core/learning.js';
+import type { LearnedPolicy } from '../core/learned.js';
 import type { ServerSignal } from '../core/signal.js';
 import type { UnitCosts, UnitInspection } from '../core/units.js';
 

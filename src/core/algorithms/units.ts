@@ -2,7 +2,7 @@ import { allow, type Decision, deny, wholeMs } from '../decision.js';
 import type { UnitPolicy } from '../units.js';
 import { combine } from './all-of.js';
 import type { Strategy } from './strategy.js';
-import { WithLearned } from '../learning.js';
+import { WithLearned } from '../learned.js';
 import { TokenBucket, whole } from './token-bucket.js';
 
 /**

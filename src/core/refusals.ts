@@ -1,0 +1,161 @@
+import { AdaptiveRate, AIMD, MIN_SAMPLE } from './adaptive-rate.js';
+import { WithLearned } from './learned.js';
+import { adopt, forget, type KeyStates, MAX_LOGGED } from './learned-policy.js';
+import { SampledRate } from './sampled-rate.js';
+import { SlowStart } from './slow-start.js';
+
+/**
+ * A refusal of `key` (a policy the server advertised is not second-guessed):
+ *
+ * - with a wait (`Retry-After`), the requests admitted since the key's last refusal, over the
+ *   time from the first of them until the wait ends, are the server's window: the key learns
+ *   that rate (`'rate'`), counted arrival-safe. Refusals with nothing admitted since the last
+ *   one are echoes of the same excess and teach nothing. Each refusal measures again, so an
+ *   estimate that was too fast is corrected by the next refusal it earns;
+ * - without one, AIMD (a bare 429, nginx's `limit_req`), see `AIMD`: the third refusal within
+ *   a second makes the key learn a rate: half its own fastest rate, or the rate the server
+ *   admitted since the last refusal (over at least `AIMD.SEED_MS`) if that is slower, as it
+ *   always is for zero configuration. From then on the rate pauses, probes, cuts and grows by
+ *   itself (`AdaptiveRate`); it is dropped once it is back at the key's own rate.
+ *
+ * Zero configuration's slow start is halved either way.
+ */
+export function refused(
+  states: KeyStates,
+  key: string,
+  now: number,
+  wait: number | undefined,
+  sentAt: number,
+): void {
+  const state = states.stateFor(key, now);
+  if (state === undefined) return;
+  const { peakPerMs } = states.compiled(key);
+  const learning =
+    state instanceof WithLearned ? state : new WithLearned(state, undefined, peakPerMs, now);
+  if (learning !== state) states.replace(key, learning);
+  const current = learning.learned;
+  if (current?.policy.source === 'server') return;
+  if (wait !== undefined) {
+    // A request sent before the last refusal came is an echo of the same excess.
+    if (sentAt < learning.lastRefusalAt) return;
+    if (current?.counter instanceof SlowStart) current.counter.cut();
+    const { admitted, firstAdmittedAt } = learning;
+    learning.admitted = 0;
+    learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
+    learning.lastRefusalAt = now;
+    // A wait in whole seconds (Retry-After's) is up to a second early of the truth: read as the
+    // middle of that second. An estimate too fast is measured again by the refusal it earns; one
+    // too slow would stay so (the earliest made too many refusals, the latest stayed slow:
+    // measure:arrivals).
+    if (learning.confirmed) {
+      if (adoptOwnArrivalSafe(states, key, now)) return;
+      // A store counts the key's confirmed policy for every client, and this pacer's
+      // admissions are only its share of them: a rate taught by them held it to that share
+      // (three processes on one store against a simulated sliding log through 5-60 ms of
+      // jitter: one refused learned 33 per 3.9 s, and the 300 calls took 14.4 s where a fair
+      // share takes 5.1 s). The block, shared through the store, is the answer.
+      if (!states.answered()) return;
+    }
+    const wholeSeconds = wait >= 1_000 && wait % 1_000 === 0;
+    const earliest = wholeSeconds ? wait - 500 : wait;
+    const windowMs = now + earliest - firstAdmittedAt;
+    // The rate that paced the key when refused, if a refusal taught it: too fast.
+    const taught =
+      current?.policy.source === 'rate' && current.counter.retimed !== undefined
+        ? current.policy.limit / current.policy.windowMs
+        : undefined;
+    if (admitted >= MIN_SAMPLE && windowMs >= 1) {
+      // The fastest rate the sample allows: its wait as early as the rounding allows.
+      const fastestMs = Math.max(1, now + (wholeSeconds ? wait - 1_000 : wait) - firstAdmittedAt);
+      learning.sampled ??= new SampledRate(now);
+      const floorPerMs = learning.sampled.refused(now, now + wait, taught, admitted / fastestMs);
+      // A sample of several of the server's windows (a slow start that kept to its counts)
+      // teaches the same rate over a window of the limit it named.
+      const { namedLimit } = learning;
+      const spent = namedLimit > 0 && admitted >= namedLimit;
+      const limit = spent ? namedLimit : admitted;
+      // A sample that spent the limit the server named ends a window of its: the wait is when
+      // it counts afresh, and the block holds the key until then, so the rate starts there
+      // rather than a learned window later (rate-limiter-flexible sat out 1.1 s more). Any
+      // other wait may be for one permit (a bucket's), and its permits in use stay counted.
+      const sampledPerMs = admitted / windowMs;
+      const windowOfLimit =
+        floorPerMs !== undefined && floorPerMs > sampledPerMs
+          ? limit / floorPerMs
+          : (windowMs * limit) / admitted;
+      adopt(states, key, now, Math.min(limit, MAX_LOGGED), windowOfLimit, 'rate', {
+        inUseUntilBlockEnds: spent,
+      });
+    } else learning.sampled?.refused(now, now + wait, taught);
+    return;
+  }
+  if (current?.counter instanceof SlowStart) current.counter.cut();
+  // A server that stopped admitting the key (or never did) refuses everything: no rate paces
+  // it, and the key's callers spend their retries (see `AIMD.ADMITTED_MS`).
+  const admits = now - learning.lastAdmission() <= AIMD.ADMITTED_MS;
+  if (current?.counter instanceof AdaptiveRate) {
+    if (admits) current.counter.refused(now, sentAt);
+    else forget(states, key, 'rate');
+    return;
+  }
+  if (now - learning.struckAt > AIMD.STRIKE_MS) {
+    learning.struckAt = now;
+    learning.strikes = 0;
+  }
+  if (++learning.strikes < AIMD.STRIKES || !admits) return;
+  // The first cut halves the key's own rate (the rate it was really sending at is not known
+  // any more: by the time its refusals are read, its own bucket may have refilled), or starts
+  // at the rate the server admitted since the last refusal, if slower: requests admitted over
+  // the time since the first of them, at least `SEED_MS` (a slow start's sample is a burst
+  // into the server's first window: 60 in 0.3 s from a server of 60 per second).
+  const { admitted, firstAdmittedAt } = learning;
+  const spanMs = Math.max(now - firstAdmittedAt, AIMD.SEED_MS);
+  const seen = admitted >= MIN_SAMPLE ? admitted / spanMs : Infinity;
+  const ratePerMs = Math.min(peakPerMs * AIMD.SEED_CUT, seen);
+  learning.admitted = 0;
+  learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
+  // The pauses and probes of the rate take the key over: a block the strikes before earned
+  // (the paced fetch's backoff for refusals it could not explain) would only hide when the
+  // server counts afresh. A wait the server stated (a Retry-After heard) stays.
+  if (learning.lastRefusalAt === Number.NEGATIVE_INFINITY) states.unblock(key);
+  learning.learned = {
+    counter: new AdaptiveRate(ratePerMs, now, { admitted, spanMs }, peakPerMs),
+    policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
+    openedAt: Number.NEGATIVE_INFINITY,
+  };
+}
+
+/**
+ * The server admitted a request of a key paced by a rate a refusal with a wait taught: the rate
+ * grows if its `SampledRate` says so (the same permits, counted over a shorter window).
+ */
+export function grow(state: WithLearned, now: number, sentAt: number): void {
+  const learned = state.learned;
+  const retimed = learned?.counter.retimed;
+  if (learned?.policy.source !== 'rate' || retimed === undefined) return;
+  const { limit, windowMs } = learned.policy;
+  const ratePerMs = state.sampled?.answered(now, sentAt, limit / windowMs, state.configuredPerMs);
+  if (ratePerMs === undefined) return;
+  const window = limit / ratePerMs;
+  state.learned = {
+    ...learned,
+    counter: retimed.call(learned.counter, window),
+    policy: { limit, windowMs: window, source: 'rate' },
+  };
+}
+
+/**
+ * A key whose own limit the server confirmed, refused with a wait: its own policy, whose
+ * accounting let the network bunch arrivals past the limit (a sliding log counted at the send,
+ * a bucket's burst), is learned as the server's, counted arrival-safe where the pacer hears
+ * every answer (see `adopt`). Learning the refusal's sample instead read @fastify/rate-limit's
+ * whole-second `Retry-After: 1` at a window's edge as 59 per 1.5 s, and held a sliding log of
+ * its limit to 0.6x of it for good. False when there is nothing to learn.
+ */
+function adoptOwnArrivalSafe(states: KeyStates, key: string, now: number): boolean {
+  if (!states.answered()) return false;
+  const { limit, policies } = states.compiled(key);
+  const own = policies.find((policy) => policy.limit === limit);
+  if (own === undefined || own.algorithm === 'arrival-safe') return false;
+  return adopt(states, key, now, own.limit, own.windowMs, 'server') !== undefined;
+}
