@@ -92,6 +92,22 @@ let crossTabs = 0;
  * and server (a call the test held back would be a different store: the fake covers a late
  * answer and a failed one, for every store, through the same pacer code).
  */
+
+/** A fake store whose calls the test answers by hand ('answer', 'fail'), with or without `takeMany`. */
+function storeByHand(name: string, batches: boolean): Kind {
+  return {
+    name,
+    everyAlgorithm: false,
+    byHand: true,
+    io: false,
+    onTime: false,
+    numRuns: 200,
+    open: (clock) => {
+      const fake = fakeStore({ now: clock.now, answer: 'manual', batches });
+      return { watched: watchStore(fake.store), byHand: fake };
+    },
+  };
+}
 const KINDS: readonly Kind[] = [
   {
     name: 'its own in-memory limiter (synchronous permits, the fast path)',
@@ -102,30 +118,8 @@ const KINDS: readonly Kind[] = [
     numRuns: 300,
     open: () => ({}),
   },
-  {
-    name: 'a store answered by hand, with batches (takeMany)',
-    everyAlgorithm: false,
-    byHand: true,
-    io: false,
-    onTime: false,
-    numRuns: 200,
-    open: (clock) => {
-      const fake = fakeStore({ now: clock.now, answer: 'manual', batches: true });
-      return { watched: watchStore(fake.store), byHand: fake };
-    },
-  },
-  {
-    name: 'a store answered by hand, one take at a time (no takeMany)',
-    everyAlgorithm: false,
-    byHand: true,
-    io: false,
-    onTime: false,
-    numRuns: 200,
-    open: (clock) => {
-      const fake = fakeStore({ now: clock.now, answer: 'manual', batches: false });
-      return { watched: watchStore(fake.store), byHand: fake };
-    },
-  },
+  storeByHand('a store answered by hand, with batches (takeMany)', true),
+  storeByHand('a store answered by hand, one take at a time (no takeMany)', false),
   {
     name: 'a synchronous store',
     everyAlgorithm: false,
