@@ -45,10 +45,10 @@ export class ServerFeedback {
   }
 
   /**
-   * Keys whose block was dropped to keep `maxKeys` blocks at most, since the pacer last asked
-   * (`takeDropped`): what waited on those blocks is due sooner.
+   * Told of a key whose block was dropped to keep `maxKeys` blocks at most: what waited on it is
+   * due sooner (the pacer re-times it, so its queue follows the limiter as the fast path does).
    */
-  private dropped: string[] = [];
+  onBlockDropped: ((key: string) => void) | undefined;
 
   /** Blocks kept (ended or not): 0 on the usual path, where a decision looks no further. */
   get blocking(): number {
@@ -64,15 +64,7 @@ export class ServerFeedback {
     assertKey(key);
     assertFiniteNumber('until', until);
     const dropped = this.blocks.set(key, until, this.limiter.now());
-    if (dropped !== undefined) this.dropped.push(dropped);
-  }
-
-  /** The keys whose block was dropped for room since the last call (see `dropped`). */
-  takeDropped(): readonly string[] {
-    if (this.dropped.length === 0) return NONE;
-    const keys = this.dropped;
-    this.dropped = [];
-    return keys;
+    if (dropped !== undefined) this.onBlockDropped?.(dropped);
   }
 
   /** The time `key` is blocked until, or undefined when it is not blocked now. */
@@ -195,8 +187,6 @@ export class ServerFeedback {
     this.blocks.sweep(now);
   }
 }
-
-const NONE: readonly string[] = Object.freeze([]);
 
 /** The part that gives a limiter the server's feedback (see `LimiterParts`). */
 export const serverFeedback = (limiter: KeyedLimiter, maxKeys: number): ServerFeedback =>

@@ -149,17 +149,21 @@ export class KeyedLimiter implements RateLimiter {
   }
 
   tryAcquire(key: string, cost: Cost = 1): Decision {
-    // The usual call (a key with state, a cost of 1, no server block kept) in a method small
-    // enough to inline: the rest of the path, rarely taken, would keep it from that.
-    const state = this.states.get(key);
-    if (
-      cost === 1 &&
-      state !== undefined &&
-      (this.feedback === undefined || this.feedback.blocking === 0)
-    ) {
-      return state.tryAcquire(this.now(), 1);
+    // The usual call in a method small enough to inline: the rest of the path, rarely taken,
+    // would keep it from that.
+    const state = this.usualState(key, cost);
+    return state === undefined ? this.acquire(key, cost) : state.tryAcquire(this.now(), 1);
+  }
+
+  /**
+   * The state of `key` when the call is the usual one, which the state decides alone: the key
+   * has a state, the cost is 1 and no server block is kept. Undefined otherwise.
+   */
+  private usualState(key: string, cost: Cost): Strategy | undefined {
+    if (cost !== 1 || (this.feedback !== undefined && this.feedback.blocking !== 0)) {
+      return undefined;
     }
-    return this.acquire(key, cost);
+    return this.states.get(key);
   }
 
   /** `tryAcquire`, every case. */
@@ -190,18 +194,12 @@ export class KeyedLimiter implements RateLimiter {
 
   /**
    * `tryAcquire` for a caller that needs only the denials: `undefined` when the permits were
-   * taken, without making a Decision where the key's state answers alone (a token bucket's, no
-   * server block kept, a cost of 1), else the denial. The pacer's path, where a task starts or
-   * waits; one decision either way (a second would count twice where a denial is noted, as a
-   * learned rate notes being held back).
+   * taken, else the denial. On the usual call to a state that can `take` (a token bucket's) no
+   * Decision is made for a take. The pacer's path, where a task starts or waits.
    */
   tryTake(key: string, cost: Cost = 1): Decision | undefined {
-    const state = this.states.get(key);
-    if (
-      cost === 1 &&
-      state?.take !== undefined &&
-      (this.feedback === undefined || this.feedback.blocking === 0)
-    ) {
+    const state = this.usualState(key, cost);
+    if (state?.take !== undefined) {
       const now = this.now();
       // A denial changes nothing, so asking for its reason at the same time decides the same.
       return state.take(now, 1) ? undefined : state.tryAcquire(now, 1);

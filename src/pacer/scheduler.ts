@@ -77,6 +77,9 @@ export class Scheduler implements SchedulerCore {
       this.now,
       (task, error) => this.settle(task, false, error),
     );
+    // A key whose block the limiter dropped for `maxKeys` is due sooner: re-timed here, it is
+    // armed for by the flush that follows the block that dropped it.
+    this.limiter.feedback.onBlockDropped = (key) => this.waiting.retimeKey(key);
     this.permits = makePermits(this);
     // The in-memory permits settle every task's permits at its end (`LocalPermits.settled`).
     this.limiter.answered = this.permits instanceof LocalPermits;
@@ -158,7 +161,7 @@ export class Scheduler implements SchedulerCore {
     // in flight) is no error, and the store is not asked again.
     if (this.disposed) return;
     this.permits.blockUntil(key, until);
-    this.retimeAfterFeedback(key);
+    this.retime(key);
   }
 
   observe(key: string, signal: ServerSignal): void {
@@ -166,7 +169,7 @@ export class Scheduler implements SchedulerCore {
     this.limiter.feedback.observe(key, signal);
     if (this.disposed) return;
     this.permits.observe(key, signal);
-    this.retimeAfterFeedback(key);
+    this.retime(key);
   }
 
   adjust(key: string, delta: UnitCosts): void {
@@ -247,15 +250,6 @@ export class Scheduler implements SchedulerCore {
   }
 
   /** After the server's word: re-time the key's waiting tasks. */
-  /**
-   * Re-times `key`, and every key whose block the limiter dropped meanwhile to keep `maxKeys`
-   * blocks: the queue follows the limiter, which no longer holds them (as the fast path does).
-   */
-  private retimeAfterFeedback(key: string): void {
-    for (const dropped of this.limiter.feedback.takeDropped()) this.waiting.retimeKey(dropped);
-    this.retime(key);
-  }
-
   retime(key: string): void {
     this.waiting.retimeKey(key);
     this.flush();
