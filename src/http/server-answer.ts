@@ -64,10 +64,12 @@ export const CLOCK_SKEW_MS = 2000;
 export function readServerAnswer(input: AnswerInput): ServerAnswer | undefined {
   const { status, headers, body } = input;
   const now = serverNow(headers, input.nowEpochMs);
-  const { quota, units: ietfUnits } = readRateLimitFields(headers, now);
-  const units = [...readTokenQuotas(headers, now), ...ietfUnits];
+  const fields = readRateLimitFields(headers, now);
+  const units = [...readTokenQuotas(headers, now), ...fields.units];
   const hint = body === undefined ? undefined : parseBodyHint(body);
-  const retryAfterMs = refineByReset(waitOf(headers, now, hint), quota, headers);
+  const wait = waitOf(headers, now, hint);
+  const quota = status < 400 ? refineResetByWait(fields.quota, wait) : fields.quota;
+  const retryAfterMs = refineByReset(wait, quota, headers);
   const refused =
     status === 429 || (status === 403 && (quota?.remaining === 0 || retryAfterMs !== undefined));
   const scopeText = headers.get('x-ratelimit-scope');
@@ -105,6 +107,29 @@ function waitOf(headers: Headers, now: number, hint: BodyHint | undefined): numb
   // coarser one's second, and the longer one wins when they disagree.
   if (header === undefined || Math.abs(header - hint.retryAfterMs) < 1000) return hint.retryAfterMs;
   return Math.max(header, hint.retryAfterMs);
+}
+
+/**
+ * rate-limiter-flexible's README sends `Retry-After: 0.734` (ms before its points come back) on
+ * every answer, beside `X-RateLimit-Reset` in whole Unix seconds, rounded up: read against the
+ * clock, such a reset falls anywhere in the second after the window's end. A wait that agrees
+ * with it to within its unit is the same instant, read by the server: a finer one replaces it,
+ * and a whole-second one (`1` on the answer that opened a 1 s window) bounds it, so the window is
+ * learned from that answer (`windowOf`) and nothing left waits to the instant, not a second long.
+ * Only on an answer that is not a refusal: a refusal's wait is read on its own (and
+ * koa-ratelimit's is rounded down), and refined by the reset instead (`refineByReset`).
+ */
+function refineResetByWait(
+  quota: ServerQuotaReport | undefined,
+  waitMs: number | undefined,
+): ServerQuotaReport | undefined {
+  if (quota?.resetMs === undefined || waitMs === undefined || quota.resetFull === true) {
+    return quota;
+  }
+  const { resetMs, resetPrecisionMs = 1000 } = quota;
+  if (resetPrecisionMs < 1000 || Math.abs(waitMs - resetMs) >= resetPrecisionMs) return quota;
+  if (waitMs % 1000 !== 0) return { ...quota, resetMs: waitMs, resetPrecisionMs: 1 };
+  return waitMs < resetMs ? { ...quota, resetMs: waitMs } : quota;
 }
 
 /**

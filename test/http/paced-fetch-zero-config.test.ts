@@ -62,6 +62,16 @@ describe('zero configuration', () => {
     expect(backend.refusals()).toBeLessThanOrEqual(1);
   });
 
+  it("learns the window from rate-limiter-flexible's Retry-After on every answer, not its whole-second Unix reset", async () => {
+    // Its README sets `Retry-After: msBeforeNext / 1000` beside `X-RateLimit-Reset` rounded up
+    // to the Unix second: the answer that opened the window says `1` (0.76-0.82x of the rate
+    // when only the reset was read, a refusal in the second window teaching a slower rate).
+    const { backend, statuses, learned } = await run('fixed-window', 'rate-limiter-flexible');
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(learned).toMatchObject({ limit: LIMIT, windowMs: 1000, source: 'server' });
+    expect(backend.refusals()).toBeLessThanOrEqual(1);
+  });
+
   for (const scheme of ['sliding-log', 'fixed-window', 'gcra'] as const) {
     for (const dialect of ['retry-after', 'none'] as const) {
       it(`loses no call to a ${scheme} server that says only ${dialect}, and refuses about one window's worth`, async () => {

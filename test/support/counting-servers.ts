@@ -25,7 +25,10 @@ import { turn } from './flush.js';
  * a whole-second Unix reset (rate-limiter-flexible's README) or a fractional one (koa-ratelimit's
  * `X-RateLimit-Reset: 1764583200.406`, https://github.com/koajs/ratelimit) or whole seconds to go,
  * rounded up (@fastify/rate-limit's `x-ratelimit-reset: 1`,
- * https://github.com/fastify/fastify-rate-limit#options), only `Retry-After` on a refusal,
+ * https://github.com/fastify/fastify-rate-limit#options), the whole-second Unix family with
+ * `Retry-After: msBeforeNext / 1000` on every answer, as rate-limiter-flexible's README sets its
+ * four headers (https://github.com/animir/node-rate-limiter-flexible#readme, "You may want to set
+ * HTTP headers for the response"), only `Retry-After` on a refusal,
  * or nothing at all (nginx). Every refusal but the last carries `Retry-After` in whole seconds.
  */
 export type CountingScheme = 'sliding-log' | 'fixed-window' | 'sliding-window' | 'gcra';
@@ -34,6 +37,7 @@ export type CountingDialect =
   | 'x-ratelimit'
   | 'x-ratelimit-fractional'
   | 'x-ratelimit-delta'
+  | 'rate-limiter-flexible'
   | 'retry-after'
   | 'none';
 
@@ -48,6 +52,7 @@ export const COUNTING_DIALECTS: readonly CountingDialect[] = [
   'x-ratelimit',
   'x-ratelimit-fractional',
   'x-ratelimit-delta',
+  'rate-limiter-flexible',
   'retry-after',
   'none',
 ];
@@ -217,6 +222,17 @@ export function countingServer(options: CountingServerOptions) {
       headers['x-ratelimit-limit'] = String(limit);
       headers['x-ratelimit-remaining'] = String(verdict.remaining);
       headers['x-ratelimit-reset'] = String(seconds(verdict.resetMs));
+    }
+    if (dialect === 'rate-limiter-flexible') {
+      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-remaining'] = String(verdict.remaining);
+      headers['x-ratelimit-reset'] = String(Math.ceil((epoch + at + verdict.resetMs) / 1000));
+      // msBeforeNext / 1000: the reset to the ms on an admission, the wait on a refusal.
+      headers['retry-after'] = String(
+        (verdict.admitted ? verdict.resetMs : verdict.retryMs) / 1000,
+      );
+      if (verdict.admitted) return HttpResponse.json({ ok: true }, { headers });
+      return new HttpResponse('Too Many Requests', { status: 429, headers });
     }
     if (verdict.admitted) return HttpResponse.json({ ok: true }, { headers });
     if (dialect !== 'none') headers['retry-after'] = String(seconds(verdict.retryMs));
