@@ -64,6 +64,26 @@ describe("the 'arrival-safe' algorithm", () => {
     expect(bursty.limiter.tryAcquire('api').allowed).toBe(false);
   });
 
+  it('with a burst, counts the answers as a GCRA server counts arrivals that came late', () => {
+    // 10 per second with a burst of 3: a GCRA admits no span of time holding more than
+    // span / 100 ms + 3 arrivals. Three go at once; the first is answered at 80, so it may have
+    // arrived at 80, and the two still open may arrive at any time after: a fourth sent at 100
+    // (when the spacing credit of one interval has refilled) could meet all three within 20 ms.
+    const { clock, limiter } = setup(10, 3);
+    for (let i = 0; i < 3; i++) expect(limiter.tryAcquire('api').allowed).toBe(true);
+    clock.set(50);
+    // Behind answers still to come: the next answer frees it, an interval at the earliest.
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 100 });
+    clock.set(80);
+    limiter.settle('api');
+    clock.set(100);
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 80 });
+    clock.set(179);
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+    clock.set(180);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+  });
+
   it('takes a burst of at most its limit, and ignores answers of permits it never gave', () => {
     expect(() => perSecond(4, { algorithm: arrivalSafe, burst: 5 })).toThrow(
       /`burst`.*at most `limit` \(4\).*`5`/,

@@ -17,7 +17,8 @@ import type { Strategy } from './strategy.js';
  *   window); after that permits come one per `windowMs / limit`, as the strictest of those
  *   servers needs: a sliding-window counter weighs the previous window as if its requests were
  *   spread evenly, so a second burst right after a full window is refused. `burst` lets bursts
- *   of that many through at any time (for a server known to allow them).
+ *   of that many through at any time (for a server known to allow them), as a GCRA server
+ *   counts them at arrival: see `answeredTat`.
  * - **A window and 1 ms**: see the constructor.
  * - **A late pacer catches up** (`catchUp`): a due request reached late (a hidden page's timers
  *   wake once a second) gets the spacing credit of the time it was late, up to a window's worth.
@@ -44,6 +45,25 @@ export class ArrivalSafe implements Strategy {
   private readonly fresh: number;
   /** What the log's window is longer than the policy's (see the constructor). */
   private readonly margin: number;
+  /**
+   * With a `burst` (a GCRA server, nginx's `limit_req burst=`): the answers' theoretical
+   * arrival time, `max(it, answer) + interval` per permit answered. A GCRA admits every arrival
+   * when no span of time holds more than `span / interval + burst` of them, in any order. A
+   * permit arrives between its send and its answer, so a span up to now may hold every permit
+   * answered in it and every one still open: a permit may go when, for every answer time `u`,
+   * those since `u`, the open ones and it fit in `now - u`, which is
+   * `max(answeredTat, now) + (open + cost - burst) × interval <= now`. Behind answers still to
+   * come (`open + cost > burst`) it waits for them. Spacing at the send alone let a burst whose
+   * first request arrived late meet requests sent after it that arrived early (a refusal in 4 of
+   * 10 seeded runs against an nginx-like GCRA, 5-60 ms each way).
+   */
+  private answeredTat = Number.NEGATIVE_INFINITY;
+  /**
+   * The server's burst when the policy gives one above 1, else 0. A burst of 1 only spaces the
+   * sends from the first (a rate a refusal taught, see learned-policy.ts): nothing says the
+   * server is a GCRA, and one at a time in flight would be its only arrival-safe count.
+   */
+  private readonly burst: number;
 
   constructor(readonly policy: ResolvedPolicy) {
     // A hair longer than the window: a sliding-window counter refuses the request that comes
@@ -52,6 +72,7 @@ export class ArrivalSafe implements Strategy {
     this.margin = Math.min(1, policy.windowMs / policy.limit / 10);
     this.log = new SlidingLog({ ...policy, windowMs: policy.windowMs + this.margin });
     this.spacing = policy.burst ?? 1;
+    this.burst = this.spacing > 1 ? this.spacing : 0;
     this.perMs = policy.limit / policy.windowMs;
     // The first window may be sent at once; with a `burst`, that burst (a GCRA server, nginx's
     // `limit_req burst=`, admits no more at once).
@@ -112,6 +133,14 @@ export class ArrivalSafe implements Strategy {
       const logged = this.log.peek(now, open + cost);
       if (!logged.allowed) countedMs = logged.retryAfterMs;
     }
+    const { burst } = this;
+    if (burst > 1 && countedMs === 0) {
+      // Behind answers still to come, the next one frees it: an interval is its lower bound.
+      const interval = 1 / this.perMs;
+      const tat = this.answeredTat > now ? this.answeredTat : now;
+      if (open > 0 && open + cost > burst) countedMs = wholeMs(interval);
+      else countedMs = wholeMs(tat + (open + cost - burst) * interval - now);
+    }
     const remaining = Math.max(0, Math.floor(Math.min(this.log.level(now) - open, tokens)));
     // Behind answers still to come the state rests two windows after them at the earliest.
     const resetMs = wholeMs(open > 0 ? 2 * windowMs : this.restsAt(now) - now);
@@ -137,6 +166,10 @@ export class ArrivalSafe implements Strategy {
     this.open -= answered;
     this.log.record(now, answered);
     this.lastAt = now;
+    if (this.burst > 1) {
+      const tat = this.answeredTat > now ? this.answeredTat : now;
+      this.answeredTat = tat + answered / this.perMs;
+    }
   }
 
   isAtRest(now: number): boolean {
@@ -167,6 +200,7 @@ export class ArrivalSafe implements Strategy {
     next.tokens = this.tokens;
     next.stamp = this.stamp;
     next.lastAt = this.lastAt;
+    next.answeredTat = this.answeredTat;
     return next;
   }
 
