@@ -138,7 +138,7 @@ export class KeyedLimiter implements RateLimiter {
       );
     }
     this.maxKeys = maxKeys;
-    this.now = monotonic(clock === undefined ? performanceTicker : () => clock.now());
+    this.now = monotonic(clock === undefined ? performanceTicker() : () => clock.now());
     this.units = parts.units;
     this.compiled = policyResolver(limits, 'limits', undefined, parts.units?.compile);
     this.feedback = parts.feedback?.(this, maxKeys);

@@ -12,8 +12,14 @@ export class TokenBucket implements Strategy, Admits {
   /** Ticker time `#tokens` was counted at; -Infinity until the first permit is taken. */
   #stamp = -Infinity;
 
+  /** Refill per ms and ms per permit, divided once: the decision multiplies. */
+  readonly #perMs: number;
+  readonly #msPer: number;
+
   constructor(readonly policy: ResolvedPolicy) {
     this.#tokens = policy.capacity;
+    this.#perMs = policy.limit / policy.windowMs;
+    this.#msPer = policy.windowMs / policy.limit;
   }
 
   get capacity(): number {
@@ -23,15 +29,14 @@ export class TokenBucket implements Strategy, Admits {
   private tokensAt(now: number): number {
     const elapsed = now - this.#stamp;
     if (!(elapsed > 0)) return this.#tokens;
-    const { limit, windowMs, capacity } = this.policy;
-    const refilled = this.#tokens + (elapsed * limit) / windowMs;
+    const refilled = this.#tokens + elapsed * this.#perMs;
+    const { capacity } = this.policy;
     return refilled < capacity ? refilled : capacity;
   }
 
   /** ms (a float) until `tokens` grows back to capacity. */
   private toFull(tokens: number): number {
-    const { limit, windowMs, capacity } = this.policy;
-    return ((capacity - tokens) * windowMs) / limit;
+    return (this.policy.capacity - tokens) * this.#msPer;
   }
 
   private set(now: number, tokens: number): void {
