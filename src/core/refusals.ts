@@ -107,10 +107,13 @@ export function refused(
   // any more: by the time its refusals are read, its own bucket may have refilled), or starts
   // at the rate the server admitted since the last refusal, if slower: requests admitted over
   // the time since the first of them, at least `SEED_MS` (a slow start's sample is a burst
-  // into the server's first window: 60 in 0.3 s from a server of 60 per second).
+  // into the server's first window: 60 in 0.3 s from a server of 60 per second). One or two
+  // admitted are a sample too: a rate too slow grows, where half of zero configuration's own
+  // (500 per ms) paused 2 us after each refusal, and a server of 2 per 250 ms refused one
+  // call all 20 of its sends within 22 ms.
   const { admitted, firstAdmittedAt } = learning;
   const spanMs = Math.max(now - firstAdmittedAt, AIMD.SEED_MS);
-  const seen = admitted >= MIN_SAMPLE ? admitted / spanMs : Infinity;
+  const seen = admitted > 0 ? admitted / spanMs : Infinity;
   const ratePerMs = Math.min(peakPerMs * AIMD.SEED_CUT, seen);
   learning.admitted = 0;
   learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;

@@ -545,6 +545,21 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     expect(other.limiter.policyOf('b').learned?.windowMs).toBeCloseTo(100, 5);
   });
 
+  it('starts at the rate the server admitted when it admitted only one or two, not at half a ceiling no API reaches', () => {
+    // Zero configuration's own policy (a million per second): half of it paused 2 us after a
+    // refusal, and a server of 2 per 250 ms refused one call's 20 sends within 22 ms.
+    const { clock, limiter } = setup({ limit: 1_000_000, windowMs: 1_000 });
+    limiter.feedback.observe('a', { kind: 'start' });
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: 0 });
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: 0 });
+    strike(limiter, 'a');
+    // 2 over SEED_MS: 2 per second, which grows while the server admits it.
+    expect(limiter.policyOf('a').learned).toEqual({ limit: 1, windowMs: 500, source: 'rate' });
+    expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, retryAfterMs: 500 });
+    clock.set(500);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+  });
+
   it('after a refusal, pauses one permit, then sends one probe alone until its answer', () => {
     const { clock, limiter } = setup(perSecond(100));
     strike(limiter, 'a');
