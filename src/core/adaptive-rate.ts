@@ -5,7 +5,8 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  * AIMD, for a server that refuses without saying its policy (nginx `limit_req`, HAProxy's stick
  * tables), with a ceiling as TCP's BIC and CUBIC keep one:
  *
- * - `STRIKES` within `STRIKE_MS`: what a key needs to learn a rate at all. One or two refusals
+ * - `STRIKES` within `STRIKE_MS`, or in a row with nothing admitted between: what a key needs
+ *   to learn a rate at all. One or two refusals
  *   are often network jitter against a policy that is right (arrivals bunched up on the way;
  *   the paced fetch's backoff absorbs them); a policy that is too fast earns a wall of them.
  *   The first rate is the sample's (what the server admitted before, over at least `SEED_MS`)

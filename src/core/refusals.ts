@@ -13,7 +13,7 @@ import { SlowStart } from './slow-start.js';
  *   one are echoes of the same excess and teach nothing. Each refusal measures again, so an
  *   estimate that was too fast is corrected by the next refusal it earns;
  * - without one, AIMD (a bare 429, nginx's `limit_req`), see `AIMD`: the third refusal within
- *   a second makes the key learn a rate: half its own fastest rate, or the rate the server
+ *   a second, or in a row with nothing admitted between, makes the key learn a rate: half its own fastest rate, or the rate the server
  *   admitted since the last refusal (over at least `AIMD.SEED_MS`) if that is slower, as it
  *   always is for zero configuration. From then on the rate pauses, probes, cuts and grows by
  *   itself (`AdaptiveRate`); it is dropped once it is back at the key's own rate.
@@ -98,7 +98,10 @@ export function refused(
     else forget(states, key, 'rate');
     return;
   }
-  if (now - learning.struckAt > AIMD.STRIKE_MS) {
+  // Strikes count within `STRIKE_MS`, or for as long as the server admits nothing between
+  // them: refusals in a row are no jitter, however slowly they come (a server of one per 5 s
+  // refused a call's three sends over 1.8 s, and its retries were spent before a rate paced it).
+  if (now - learning.struckAt > AIMD.STRIKE_MS && learning.lastAdmission() > learning.struckAt) {
     learning.struckAt = now;
     learning.strikes = 0;
   }

@@ -479,17 +479,33 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     }
   };
 
-  it('shrugs off a lone refusal or two (jitter), and learns a rate at the third in a second', () => {
+  it('shrugs off a lone refusal or two among admissions (jitter), and learns a rate at the third in a second', () => {
     const { clock, limiter } = setup(perSecond(100));
     limiter.feedback.observe('a', { kind: 'refusal' });
     limiter.feedback.observe('a', { kind: 'refusal' });
     expect(limiter.policyOf('a').learned).toBeUndefined();
+    clock.set(500);
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: 490 });
     clock.set(AIMD.STRIKE_MS + 1);
     limiter.feedback.observe('a', { kind: 'refusal' });
     expect(limiter.policyOf('a').learned).toBeUndefined();
     strike(limiter, 'a');
+    // The first rate is the sample's when slower than half the key's own: one admitted over
+    // `SEED_MS`.
+    expect(limiter.policyOf('a').learned).toMatchObject({ limit: 1, source: 'rate' });
+    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(1 / AIMD.SEED_MS);
+  });
+
+  it('learns a rate at the third refusal in a row however slowly they come, with nothing admitted between', () => {
+    // A server of one per 5 s refused a call's three sends over 1.8 s: no jitter does that.
+    const { clock, limiter } = setup(perSecond(100));
+    limiter.feedback.observe('a', { kind: 'refusal' });
+    clock.set(2_000);
+    limiter.feedback.observe('a', { kind: 'refusal' });
+    expect(limiter.policyOf('a').learned).toBeUndefined();
+    clock.set(5_000);
+    limiter.feedback.observe('a', { kind: 'refusal' });
     expect(limiter.policyOf('a').learned).toEqual({ limit: 1, windowMs: 20, source: 'rate' });
-    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.05);
   });
 
   it('learns no rate for a server that never admitted the key: its refusals are not a pace to find', () => {

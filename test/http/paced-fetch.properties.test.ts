@@ -150,9 +150,11 @@ function expectNoRefusal(outcome: Outcome) {
  * Left out of the no-call-lost property: a server that says nothing (a bare 429: no
  * `Retry-After`, no counts) and admits fewer than three a window, or whose window is longer
  * than the first backoff (1 s). A bare refusal teaches a rate only as the third within a second
- * (AIMD.STRIKES), and until then each one spends one of the call's two retries (backed off
- * 0.5-1 s, then 1-2 s): such a server refuses one call three times before three refusals come
- * within a second (about 1 scenario in 55 of this dialect). See the pinned counterexamples below.
+ * or the third in a row with nothing admitted between (AIMD.STRIKES), and until then each one
+ * spends one of the call's two retries (backed off 0.5-1 s, then 1-2 s): with admissions
+ * between its refusals, such a server can refuse one call three times before a rate paces it
+ * (`onePer250Ms` below; 2 of 1,600 runs of this region, the generous and the unconfigured
+ * client, lost a call on 2026-12-03, against about 1 in 55 before refusals in a row counted).
  */
 const bareAndSlow = (scenario: Scenario) =>
   scenario.dialect === 'none' && (scenario.limit < 3 || scenario.windowMs > 1_000);
@@ -185,7 +187,11 @@ const splitFirstWindow: Scenario = {
   later: [{ atMs: 1_000, count: 5 }],
 };
 
-/** A bare-429 server of one request per 5 s: the second call's three sends in 1.8 s. */
+/**
+ * A bare-429 server of one request per 5 s: the second call's three sends were refused in
+ * 1.8 s, never three within a second, so no rate paced them and the call ended 429. Three
+ * refusals in a row now teach a rate however slowly they come. Inside `bareAndSlow`: an example.
+ */
 const oneEveryFiveSeconds: Scenario = {
   scheme: 'fixed-window',
   dialect: 'none',
@@ -230,7 +236,7 @@ describe('a paced fetch against random servers, limits, delays and calls (issue 
         scenarioArb.filter((scenario) => !bareAndSlow(scenario)),
         async (scenario) => expectNoCallLost(await run('generous', scenario)),
       ),
-      { numRuns: 200 },
+      { numRuns: 200, examples: [[oneEveryFiveSeconds]] },
     );
   }, 60_000);
 
@@ -240,7 +246,7 @@ describe('a paced fetch against random servers, limits, delays and calls (issue 
         scenarioArb.filter((scenario) => !bareAndSlow(scenario)),
         async (scenario) => expectNoCallLost(await run('zero-config', scenario)),
       ),
-      { numRuns: 200, examples: [[twoAdmittedThenAWall]] },
+      { numRuns: 200, examples: [[twoAdmittedThenAWall], [oneEveryFiveSeconds]] },
     );
   }, 60_000);
 });
@@ -252,14 +258,6 @@ describe('known counterexamples (issue 12 not met yet)', () => {
     // a window old. The first window's credit, spent late, lands next to a window the server
     // still weighs.
     expectNoRefusal(await run('published', splitFirstWindow));
-  });
-
-  it.fails('no configuration: a bare-429 server of one per 5 s refuses the second call three times', async () => {
-    expectNoCallLost(await run('zero-config', oneEveryFiveSeconds));
-  });
-
-  it.fails('ten times too generous: a bare-429 server of one per 5 s refuses the second call three times', async () => {
-    expectNoCallLost(await run('generous', oneEveryFiveSeconds));
   });
 
   it.fails('ten times too generous: a bare-429 server of one per 250 ms refuses one call three times, each right after another was admitted', async () => {

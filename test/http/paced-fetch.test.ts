@@ -291,6 +291,8 @@ describe('createPacedFetch and Retry-After', () => {
       fetch,
       clock,
       retry: { limit: 3, backoffMs: 1000, random: () => 0.5 },
+      // Without learning: three refusals in a row would make a rate pace the call (below).
+      learn: false,
     });
     await pacedFetch('https://api.test/first');
     const refused = pacedFetch('https://api.test/second');
@@ -300,6 +302,28 @@ describe('createPacedFetch and Retry-After', () => {
     const second = sent.slice(1).map((call) => call.at);
     const gaps = second.slice(1).map((at, i) => at - (second[i] as number));
     expect(gaps).toEqual([750, 1500, 3000]);
+  });
+
+  it('learns a rate from bare 429s in a row, however slowly they come, and paces the call to its 200', async () => {
+    // One per minute, refused bare: the backoffs spread the refusals over seconds, never three
+    // within one, and the call's retries ran out before a rate paced it.
+    const clock = createManualClock();
+    const backend = limitedBackend({ clock, limit: 1, windowMs: 60_000, retryAfter: 'none' });
+    server.use(backend.handler);
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: perSecondBurst(10),
+      fetch,
+      clock,
+      retry: { random: () => 0.5 },
+    });
+    await pacedFetch('https://api.test/first');
+    const second = pacedFetch('https://api.test/second');
+    await drive(clock, pacedFetch.pacer, 180_000);
+    expect((await second).status).toBe(200);
+    expect(pacedFetch.pacer.inspect('https://api.test').learned?.source).toBe('rate');
+    // Within `maxAttempts` (20): the rate's pauses grow while its probes are refused.
+    expect(sent.length - 1).toBeLessThanOrEqual(20);
   });
 });
 
