@@ -12,14 +12,8 @@ export class TokenBucket implements Strategy, Admits {
   /** Ticker time `#tokens` was counted at; -Infinity until the first permit is taken. */
   #stamp = -Infinity;
 
-  /** Refill per ms and ms per permit, divided once: the decision multiplies. */
-  readonly #perMs: number;
-  readonly #msPer: number;
-
   constructor(readonly policy: ResolvedPolicy) {
     this.#tokens = policy.capacity;
-    this.#perMs = policy.limit / policy.windowMs;
-    this.#msPer = policy.windowMs / policy.limit;
   }
 
   get capacity(): number {
@@ -29,14 +23,15 @@ export class TokenBucket implements Strategy, Admits {
   private tokensAt(now: number): number {
     const elapsed = now - this.#stamp;
     if (!(elapsed > 0)) return this.#tokens;
-    const refilled = this.#tokens + elapsed * this.#perMs;
-    const { capacity } = this.policy;
+    const { limit, windowMs, capacity } = this.policy;
+    const refilled = this.#tokens + (elapsed * limit) / windowMs;
     return refilled < capacity ? refilled : capacity;
   }
 
   /** ms (a float) until `tokens` grows back to capacity. */
   private toFull(tokens: number): number {
-    return (this.policy.capacity - tokens) * this.#msPer;
+    const { limit, windowMs, capacity } = this.policy;
+    return ((capacity - tokens) * windowMs) / limit;
   }
 
   private set(now: number, tokens: number): void {
