@@ -1,6 +1,6 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { createPacedFetch } from '../../src/http/paced-fetch.js';
+import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
 import { slidingLog } from '../../src/index.js';
 import { isRateLimitError } from '../../src/pacer/errors.js';
 import { createManualClock } from '../../src/testing/index.js';
@@ -281,20 +281,23 @@ describe('createPacedFetch and Retry-After', () => {
     expect(seen).toEqual(['POST', 'PATCH', 'PATCH', 'GET', 'GET']);
   });
 
-  it('backs off exponentially with jitter when the 429 has no Retry-After', async () => {
+  /** A server of one request a minute that refuses with a bare 429, its first admitted. */
+  async function oneAMinuteBare(options: Partial<PacedFetchOptions>) {
     const clock = createManualClock();
     const backend = limitedBackend({ clock, limit: 1, windowMs: 60_000, retryAfter: 'none' });
     server.use(backend.handler);
     const { fetch, sent } = stampedFetch(clock);
-    const pacedFetch = createPacedFetch({
-      limits: perSecondBurst(10),
-      fetch,
-      clock,
+    const pacedFetch = createPacedFetch({ limits: perSecondBurst(10), fetch, clock, ...options });
+    await pacedFetch('https://api.test/first');
+    return { clock, pacedFetch, sent };
+  }
+
+  it('backs off exponentially with jitter when the 429 has no Retry-After', async () => {
+    const { clock, pacedFetch, sent } = await oneAMinuteBare({
       retry: { limit: 3, backoffMs: 1000, random: () => 0.5 },
       // Without learning: three refusals in a row would make a rate pace the call (below).
       learn: false,
     });
-    await pacedFetch('https://api.test/first');
     const refused = pacedFetch('https://api.test/second');
     // Backoffs of 750, 1500 and 3000 ms (half fixed, half jitter at 0.5), then the 429 is returned.
     await drive(clock, pacedFetch.pacer, 20_000);
@@ -307,17 +310,7 @@ describe('createPacedFetch and Retry-After', () => {
   it('learns a rate from bare 429s in a row, however slowly they come, and paces the call to its 200', async () => {
     // One per minute, refused bare: the backoffs spread the refusals over seconds, never three
     // within one, and the call's retries ran out before a rate paced it.
-    const clock = createManualClock();
-    const backend = limitedBackend({ clock, limit: 1, windowMs: 60_000, retryAfter: 'none' });
-    server.use(backend.handler);
-    const { fetch, sent } = stampedFetch(clock);
-    const pacedFetch = createPacedFetch({
-      limits: perSecondBurst(10),
-      fetch,
-      clock,
-      retry: { random: () => 0.5 },
-    });
-    await pacedFetch('https://api.test/first');
+    const { clock, pacedFetch, sent } = await oneAMinuteBare({ retry: { random: () => 0.5 } });
     const second = pacedFetch('https://api.test/second');
     await drive(clock, pacedFetch.pacer, 180_000);
     expect((await second).status).toBe(200);
