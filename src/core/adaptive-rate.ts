@@ -6,9 +6,9 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  * tables), with a ceiling as TCP's BIC and CUBIC keep one:
  *
  * - `STRIKES` within `STRIKE_MS`, or in a row with nothing admitted between: what a key needs
- *   to learn a rate at all. One or two refusals
- *   are often network jitter against a policy that is right (arrivals bunched up on the way;
- *   the paced fetch's backoff absorbs them); a policy that is too fast earns a wall of them.
+ *   to learn a rate at all. One or two refusals are often network jitter against a policy that
+ *   is right (arrivals bunched up on the way; the paced fetch's backoff absorbs them); a policy
+ *   that is too fast earns a wall of them, and refusals in a row are no jitter.
  *   The first rate is the sample's (what the server admitted before, over at least `SEED_MS`)
  *   or `SEED_CUT` of the key's own.
  * - After a refusal the key pauses, then sends one request alone, the **probe**, and nothing

@@ -13,9 +13,9 @@ import { SlowStart } from './slow-start.js';
  *   one are echoes of the same excess and teach nothing. Each refusal measures again, so an
  *   estimate that was too fast is corrected by the next refusal it earns;
  * - without one, AIMD (a bare 429, nginx's `limit_req`), see `AIMD`: the third refusal within
- *   a second, or in a row with nothing admitted between, makes the key learn a rate: half its own fastest rate, or the rate the server
- *   admitted since the last refusal (over at least `AIMD.SEED_MS`) if that is slower, as it
- *   always is for zero configuration. From then on the rate pauses, probes, cuts and grows by
+ *   a second, or in a row with nothing admitted between, makes the key learn a rate: half its
+ *   own fastest rate, or the rate the server admitted since the last refusal (over at least
+ *   `AIMD.SEED_MS`) if that is slower, as it always is for zero configuration. From then on the rate pauses, probes, cuts and grows by
  *   itself (`AdaptiveRate`); it is dropped once it is back at the key's own rate.
  *
  * Zero configuration's slow start is halved either way.
