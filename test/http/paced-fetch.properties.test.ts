@@ -1,7 +1,8 @@
 /**
  * Issue 12, as properties: a paced fetch against every counting server and dialect of
  * `counting-servers.ts`, with a random limit, window, network delays and calls (some at once,
- * some later), on a manual clock. A client configured to the published limit earns no refusal;
+ * some later), on a manual clock. A client configured to the published limit earns no refusal,
+ * and so does one told a GCRA server's burst as well;
  * a client ten times too generous, or with no configuration at all, loses no call (the server
  * may refuse on the wire, but every call ends 200). In every run each call settles exactly
  * once, before `driveNetwork` runs out of pending work or of time.
@@ -47,6 +48,8 @@ interface Scenario {
   /** Calls sent at once at time 0. */
   readonly calls: number;
   readonly later: readonly Batch[];
+  /** A GCRA server's burst (requests at once), told to the published client too. */
+  readonly burst?: number;
 }
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc
@@ -89,15 +92,16 @@ type Client = 'published' | 'generous' | 'zero-config';
  * how many times it settled, in call order.
  */
 async function run(client: Client, scenario: Scenario) {
-  const { scheme, dialect, limit, windowMs, delayMs, seed } = scenario;
+  const { scheme, dialect, limit, windowMs, delayMs, seed, burst } = scenario;
   const clock = createManualClock();
-  const backend = countingServer({ clock, scheme, limit, windowMs, dialect });
+  const told = burst === undefined ? {} : { burst };
+  const backend = countingServer({ clock, scheme, limit, windowMs, dialect, ...told });
   server.resetHandlers();
   server.use(backend.handler);
   const net = network({ clock, delayMs, seed });
   const pacedFetch = createPacedFetch({
     ...(client === 'published'
-      ? { limits: { limit, windowMs } }
+      ? { limits: { limit, windowMs, ...told } }
       : client === 'generous'
         ? { limits: { limit: 10 * limit, windowMs } }
         : {}),
@@ -227,6 +231,24 @@ describe('a paced fetch against random servers, limits, delays and calls (issue 
       // A fixed seed while `splitFirstWindow` fails: about 1 scenario in 2,000 is one like it
       // (a sliding-window server), so a random seed would fail about 1 run of this test in 8.
       { numRuns: 250, seed: 12 },
+    );
+  }, 60_000);
+
+  it("told a GCRA server's burst, earns no refusal and every call ends 200", async () => {
+    // nginx's `limit_req burst=`: bursts of that many at any time, each request counted as the
+    // server would count one that arrived as late as its answer.
+    const gcraWithBurst = scenarioArb
+      .filter((scenario) => scenario.limit >= 2)
+      .chain((scenario) =>
+        fc
+          .integer({ min: 2, max: scenario.limit })
+          .map((burst): Scenario => ({ ...scenario, scheme: 'gcra', burst })),
+      );
+    await fc.assert(
+      fc.asyncProperty(gcraWithBurst, async (scenario) => {
+        expectNoRefusal(await run('published', scenario));
+      }),
+      { numRuns: 150 },
     );
   }, 60_000);
 
