@@ -37,7 +37,10 @@ export interface RateLimiterOptions {
    * @default Infinity
    */
   readonly maxKeys?: number;
-  /** Where the time is read: monotonic ms from `now()`. @default performance */
+  /**
+   * Where the time is read: monotonic ms from `now()`. @default performance (the one there is
+   * when the limiter is made: fakes installed later need `{ now: () => performance.now() }`)
+   */
   readonly clock?: Clock;
 }
 

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
+  createRateLimiter,
   fixedWindow,
   gcra,
   type Policy,
@@ -233,5 +234,29 @@ describe.each<[string, Policy]>([
     expect(limiter.level('a')).toBeCloseTo(1);
     limiter.feedback.observe('a', { kind: 'quota', remaining: 0 });
     expect(limiter.tryAcquire('a')).toMatchObject({ allowed: false, remaining: 0 });
+  });
+});
+
+describe('RateLimiter clock', () => {
+  it('reads the performance there is when it is made; a clock that looks it up follows fakes installed later', () => {
+    // A limiter made at import, fake timers installed in a test: the documented way to follow them.
+    const following = createRateLimiter({
+      limits: perSecond(1),
+      clock: { now: () => performance.now() },
+    });
+    const made = createRateLimiter({ limits: perSecond(1) });
+    vi.useFakeTimers({ toFake: ['performance'], now: 0 });
+    try {
+      for (const limiter of [following, made]) {
+        expect(limiter.tryAcquire('a').allowed).toBe(true);
+        expect(limiter.tryAcquire('a').allowed).toBe(false);
+      }
+      vi.advanceTimersByTime(1_000);
+      expect(following.tryAcquire('a').allowed).toBe(true);
+      // The default read the real performance: a fake second did not pass for it.
+      expect(made.tryAcquire('a').allowed).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
