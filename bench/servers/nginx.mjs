@@ -31,7 +31,7 @@ http {
   scgi_temp_path ${dir}/scgi;
   keepalive_requests 100000;
   # One bucket per bench client (a header), so no run inherits another's state.
-  limit_req_zone $http_x_bench_client zone=bench:1m rate=${rate}r/s;
+  limit_req_zone $http_x_bench_client zone=bench:1m rate=${typeof rate === 'string' ? rate : `${rate}r/s`};
   server {
     listen 127.0.0.1:${port};
     location / {
@@ -47,7 +47,8 @@ http {
 }
 
 /**
- * Starts nginx on 127.0.0.1:`port` limiting `rate` r/s with `burst`; resolves once it answers.
+ * Starts nginx on 127.0.0.1:`port` limiting `rate` r/s (or nginx's own `'12r/m'`) with `burst`;
+ * resolves once it answers.
  * `stop()` ends it and removes its folder.
  */
 export async function startNginx(port, limits) {
