@@ -38,7 +38,12 @@ export class ArrivalSafe implements Strategy {
   private stamp = Number.NEGATIVE_INFINITY;
   /** Ticker time of the last take or answer: the state is fresh two windows after it. */
   private lastAt = Number.NEGATIVE_INFINITY;
-  /** Spacing burst: `burst` if the policy gives one, else 1. */
+  /**
+   * Spacing burst: `burst` if the policy gives one, else 1. Above 1 it is a GCRA server's burst
+   * too (`answeredTat`); a burst of 1 only spaces the sends from the first (a rate a refusal
+   * taught, see learned-policy.ts): nothing says the server is a GCRA, and one at a time in
+   * flight would be its only arrival-safe count.
+   */
   private readonly spacing: number;
   private readonly perMs: number;
   /** Credit of a fresh state: the first window, or the burst. */
@@ -58,12 +63,6 @@ export class ArrivalSafe implements Strategy {
    * 10 seeded runs against an nginx-like GCRA, 5-60 ms each way).
    */
   private answeredTat = Number.NEGATIVE_INFINITY;
-  /**
-   * The server's burst when the policy gives one above 1, else 0. A burst of 1 only spaces the
-   * sends from the first (a rate a refusal taught, see learned-policy.ts): nothing says the
-   * server is a GCRA, and one at a time in flight would be its only arrival-safe count.
-   */
-  private readonly burst: number;
 
   constructor(readonly policy: ResolvedPolicy) {
     // A hair longer than the window: a sliding-window counter refuses the request that comes
@@ -72,7 +71,6 @@ export class ArrivalSafe implements Strategy {
     this.margin = Math.min(1, policy.windowMs / policy.limit / 10);
     this.log = new SlidingLog({ ...policy, windowMs: policy.windowMs + this.margin });
     this.spacing = policy.burst ?? 1;
-    this.burst = this.spacing > 1 ? this.spacing : 0;
     this.perMs = policy.limit / policy.windowMs;
     // The first window may be sent at once; with a `burst`, that burst (a GCRA server, nginx's
     // `limit_req burst=`, admits no more at once).
@@ -133,13 +131,12 @@ export class ArrivalSafe implements Strategy {
       const logged = this.log.peek(now, open + cost);
       if (!logged.allowed) countedMs = logged.retryAfterMs;
     }
-    const { burst } = this;
+    const burst = this.spacing;
     if (burst > 1 && countedMs === 0) {
       // Behind answers still to come, the next one frees it: an interval is its lower bound.
       const interval = 1 / this.perMs;
-      const tat = this.answeredTat > now ? this.answeredTat : now;
       if (open > 0 && open + cost > burst) countedMs = wholeMs(interval);
-      else countedMs = wholeMs(tat + (open + cost - burst) * interval - now);
+      else countedMs = wholeMs(this.tatAt(now) + (open + cost - burst) * interval - now);
     }
     const remaining = Math.max(0, Math.floor(Math.min(this.log.level(now) - open, tokens)));
     // Behind answers still to come the state rests two windows after them at the earliest.
@@ -166,10 +163,12 @@ export class ArrivalSafe implements Strategy {
     this.open -= answered;
     this.log.record(now, answered);
     this.lastAt = now;
-    if (this.burst > 1) {
-      const tat = this.answeredTat > now ? this.answeredTat : now;
-      this.answeredTat = tat + answered / this.perMs;
-    }
+    if (this.spacing > 1) this.answeredTat = this.tatAt(now) + answered / this.perMs;
+  }
+
+  /** `answeredTat`, or `now` once it passed. */
+  private tatAt(now: number): number {
+    return this.answeredTat > now ? this.answeredTat : now;
   }
 
   isAtRest(now: number): boolean {
