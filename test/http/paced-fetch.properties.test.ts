@@ -164,53 +164,51 @@ const bareAndSlow = (scenario: Scenario) =>
   scenario.dialect === 'none' && (scenario.limit < 3 || scenario.windowMs > 1_000);
 
 /**
+ * A bare-429 server (`dialect: 'none'`) on a network without delay, calls at once: what the
+ * pinned scenarios below share.
+ */
+function bareScenario(
+  scenario: Pick<Scenario, 'scheme' | 'limit' | 'windowMs' | 'calls'> & Partial<Scenario>,
+): Scenario {
+  return { dialect: 'none', delayMs: [0, 0], seed: 1, later: [], ...scenario };
+}
+
+/**
  * Zero configuration against a bare-429 server of 2 per 250 ms, 5 calls at once: its AIMD rate
  * started at half a million per second (a sample of two admitted was no sample), and one call's
  * 20 sends were all refused within 22 ms. Inside `bareAndSlow`, so kept as an example.
  */
-const twoAdmittedThenAWall: Scenario = {
+const twoAdmittedThenAWall = bareScenario({
   scheme: 'sliding-log',
-  dialect: 'none',
   limit: 2,
   windowMs: 250,
-  delayMs: [0, 0],
-  seed: 1,
   calls: 5,
-  later: [],
-};
+});
 
 /** A published-limit client that spends its first window's credit in two parts. */
-const splitFirstWindow: Scenario = {
+const splitFirstWindow = bareScenario({
   scheme: 'sliding-window',
-  dialect: 'none',
   limit: 5,
   windowMs: 1_000,
-  delayMs: [0, 0],
-  seed: 1,
   calls: 2,
   later: [{ atMs: 1_000, count: 5 }],
-};
+});
 
 /**
  * A bare-429 server of one request per 5 s: the second call's three sends were refused in
  * 1.8 s, never three within a second, so no rate paced them and the call ended 429. Three
  * refusals in a row now teach a rate however slowly they come. Inside `bareAndSlow`: an example.
  */
-const oneEveryFiveSeconds: Scenario = {
+const oneEveryFiveSeconds = bareScenario({
   scheme: 'fixed-window',
-  dialect: 'none',
   limit: 1,
   windowMs: 5_000,
-  delayMs: [0, 0],
-  seed: 1,
   calls: 2,
-  later: [],
-};
+});
 
 /** A bare-429 server of one request per 250 ms (as nginx's `limit_req` of 4r/s without a burst). */
-const onePer250Ms: Scenario = {
+const onePer250Ms = bareScenario({
   scheme: 'sliding-log',
-  dialect: 'none',
   limit: 1,
   windowMs: 250,
   delayMs: [23, 27],
@@ -220,7 +218,7 @@ const onePer250Ms: Scenario = {
     { atMs: 565, count: 1 },
     { atMs: 4, count: 1 },
   ],
-};
+});
 
 describe('a paced fetch against random servers, limits, delays and calls (issue 12)', () => {
   it('configured to the published limit, earns no refusal and every call ends 200', async () => {
