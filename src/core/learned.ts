@@ -64,6 +64,11 @@ export class WithLearned implements Strategy {
    * `disprovesWindow`): windows inferred from them are read as buckets from then on.
    */
   resetsRefill = false;
+  /**
+   * With `resetsRefill`: the shortest window of the bucket the server's counts still allow
+   * (see `refillBound` in learning.ts), tightened by each count; infinite until one bounds it.
+   */
+  refillMs = Number.POSITIVE_INFINITY;
   /** When the server last admitted a request of the key (an `answered` signal), if since `heardSince`. */
   admittedAt = Number.NEGATIVE_INFINITY;
   /**

@@ -106,7 +106,7 @@ export function applySignal(
     const kept = state instanceof WithLearned ? state.learned : undefined;
     const learned =
       refills && kept?.policy.source === 'server' && kept.policy.limit === signal.limit
-        ? kept
+        ? refined(state, now, remaining, now + reset, signal.sentAt)
         : adopt(
             states,
             key,
@@ -144,9 +144,15 @@ export function applySignal(
   if (
     signal.kind === 'quota' &&
     ends !== undefined &&
-    disprovesWindow(states, key, now, remaining, ends)
+    disprovesWindow(states, key, now, remaining, ends, signal.sentAt)
   ) {
     return;
+  }
+  if (signal.kind === 'quota' && ends !== undefined) {
+    const state = states.stateOf(key);
+    if (state instanceof WithLearned && state.resetsRefill) {
+      refined(state, now, remaining, ends, signal.sentAt);
+    }
   }
   // Blocked only if the key's own count still had credit: a count that agrees with the
   // server's knows better when the next permit frees (a sliding server's reset is when it is
@@ -178,6 +184,7 @@ function disprovesWindow(
   now: number,
   remaining: number,
   ends: number,
+  sentAt: number | undefined,
 ): boolean {
   const state = states.stateOf(key);
   if (!(state instanceof WithLearned)) return false;
@@ -194,9 +201,62 @@ function disprovesWindow(
   if (ends - run.ends <= 1.5 * windowMs + 100) return false;
   state.resetsRefill = true;
   learned.run = undefined;
-  const windowOfLimit = ((ends - now) * limit) / (limit - remaining);
+  // The bound when this count gives one; else the count's own estimate, which the next
+  // counts bound (see `refined`).
+  const bound = refillBound(limit, remaining, ends, sentAt, now);
+  if (bound !== undefined) state.refillMs = bound;
+  const windowOfLimit = bound ?? ((ends - now) * limit) / (limit - remaining);
   adopt(states, key, now, limit, windowOfLimit, 'server', { bucket: true });
   return true;
+}
+
+/**
+ * The longest window of `limit` a bucket's count allows: `used = limit - remaining` of it
+ * spent and full again at `ends`. The server rounds its count down, so a permit refills in more
+ * than `ahead / used` and less than `ahead / (used - 1)` ms, `ahead` being the time to full from
+ * the request's arrival. The arrival lies between the send and the answer: an absolute reset
+ * read at the answer is short of the server's `ahead` by the way back (a GCRA of 20 per second
+ * through 5-60 ms of jitter was learned as 906 ms from `ahead / used`, and refused a request a
+ * window or two), read from the send it is not. Undefined below two used, or without a send time.
+ */
+function refillBound(
+  limit: number,
+  remaining: number,
+  ends: number,
+  sentAt: number | undefined,
+  now: number,
+): number | undefined {
+  const used = limit - remaining;
+  if (used < 2 || sentAt === undefined || !(sentAt <= now)) return undefined;
+  return ((ends - sentAt) * limit) / (used - 1);
+}
+
+/**
+ * A bucket's learned window (`resetsRefill`) after a count of it: each count bounds it from
+ * above (`refillBound`), so it only shortens, towards the server's, and is never shorter.
+ * Returns the learned policy.
+ */
+function refined(
+  state: WithLearned,
+  now: number,
+  remaining: number,
+  ends: number,
+  sentAt: number | undefined,
+): LearnedLimit | undefined {
+  const learned = state.learned;
+  if (learned?.policy.source !== 'server') return learned;
+  const { limit, windowMs } = learned.policy;
+  const bound = refillBound(limit, remaining, ends, sentAt, now);
+  if (bound === undefined || !(bound < state.refillMs)) return learned;
+  state.refillMs = bound;
+  const retimed = learned.counter.retimed;
+  if (!(bound < windowMs) || retimed === undefined) return learned;
+  state.learned = {
+    ...learned,
+    counter: retimed.call(learned.counter, bound),
+    policy: { ...learned.policy, windowMs: bound },
+  };
+  return state.learned;
 }
 
 /** Keeps the limit a server's count named (see `QuotaSignal.limit`) on a key that learns. */

@@ -45,8 +45,9 @@ export interface PolicySignal {
   readonly unit?: string | undefined;
   /**
    * The server counts with a token bucket refilled continuously (OpenAI's and Anthropic's
-   * tokens): the key learns one (O(1) memory whatever the limit, its count read as a bucket's).
-   * Else an exact window.
+   * tokens): the key learns one, its count read as a bucket's (in a pacer, counted as a GCRA of
+   * that burst counts at arrival, up to `MAX_LOGGED` permits; O(1) memory beyond). Else an
+   * exact window.
    */
   readonly bucket?: boolean | undefined;
   /**
@@ -55,6 +56,8 @@ export interface PolicySignal {
    * windows: such a guess halved a correctly configured client's throughput).
    */
   readonly inferred?: boolean | undefined;
+  /** Ticker time the answered request was sent (a bucket's refill is read from it). */
+  readonly sentAt?: number | undefined;
 }
 
 /**

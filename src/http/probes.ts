@@ -80,7 +80,7 @@ export function signalOf(
 ): ServerSignal {
   const { remaining, resetMs, limit, windowMs, inferred } = quota;
   if (learning && limit !== undefined && windowMs !== undefined) {
-    return { kind: 'policy', limit, windowMs, remaining, resetMs, inferred };
+    return { kind: 'policy', limit, windowMs, remaining, resetMs, inferred, sentAt };
   }
   return learning && limit !== undefined
     ? { kind: 'quota', remaining, resetMs, limit, sentAt }
