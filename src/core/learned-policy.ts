@@ -129,6 +129,21 @@ export function adopt(
   return learned;
 }
 
+/**
+ * The learned policy of `state` counted over `windowMs` from now on, its permits kept (a rate
+ * grown or cut, a bucket's window bounded closer): nothing for a counter that cannot be retimed.
+ */
+export function retime(state: WithLearned, windowMs: number): void {
+  const learned = state.learned;
+  const retimed = learned?.counter.retimed;
+  if (learned === undefined || retimed === undefined) return;
+  state.learned = {
+    ...learned,
+    counter: retimed.call(learned.counter, windowMs),
+    policy: { ...learned.policy, windowMs },
+  };
+}
+
 /** Ends the slow start of `key`, keeping its state heard from (a `start` then restarts none). */
 export function endSlowStart(states: KeyStates, key: string): void {
   const state = states.stateOf(key);

@@ -2,7 +2,14 @@ import type { Strategy } from './algorithms/strategy.js';
 import { AdaptiveRate } from './adaptive-rate.js';
 import { EPSILON } from './decision.js';
 import { type LearnedLimit, WithLearned } from './learned.js';
-import { adopt, endSlowStart, forget, type KeyStates, MAX_LOGGED } from './learned-policy.js';
+import {
+  adopt,
+  endSlowStart,
+  forget,
+  type KeyStates,
+  MAX_LOGGED,
+  retime,
+} from './learned-policy.js';
 import { grow, refused } from './refusals.js';
 import { type ServerSignal, serverDelay } from './signal.js';
 import { SlowStart } from './slow-start.js';
@@ -249,13 +256,7 @@ function refined(
   const bound = refillBound(limit, remaining, ends, sentAt, now);
   if (bound === undefined || !(bound < state.refillMs)) return learned;
   state.refillMs = bound;
-  const retimed = learned.counter.retimed;
-  if (!(bound < windowMs) || retimed === undefined) return learned;
-  state.learned = {
-    ...learned,
-    counter: retimed.call(learned.counter, bound),
-    policy: { ...learned.policy, windowMs: bound },
-  };
+  if (bound < windowMs) retime(state, bound);
   return state.learned;
 }
 

@@ -1,6 +1,6 @@
 import { AdaptiveRate, AIMD, MIN_SAMPLE } from './adaptive-rate.js';
-import { WithLearned } from './learned.js';
-import { adopt, forget, type KeyStates, MAX_LOGGED } from './learned-policy.js';
+import { type LearnedLimit, WithLearned } from './learned.js';
+import { adopt, forget, type KeyStates, MAX_LOGGED, retime } from './learned-policy.js';
 import { SampledRate } from './sampled-rate.js';
 import { SlowStart } from './slow-start.js';
 
@@ -42,6 +42,8 @@ export function refused(
     const { admitted, firstAdmittedAt } = learning;
     learning.admitted = 0;
     learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
+    // A request sent the instant the last refusal came knew nothing of it either.
+    const afterLast = sentAt > learning.lastRefusalAt;
     learning.lastRefusalAt = now;
     // A wait in whole seconds (Retry-After's) is up to a second early of the truth: read as the
     // middle of that second. An estimate too fast is measured again by the refusal it earns; one
@@ -86,7 +88,21 @@ export function refused(
       adopt(states, key, now, Math.min(limit, MAX_LOGGED), windowOfLimit, 'rate', {
         inUseUntilBlockEnds: spent,
       });
-    } else learning.sampled?.refused(now, now + wait, taught);
+    } else {
+      const floorPerMs = learning.sampled?.refused(now, now + wait, taught);
+      // Refused again before it admitted a sample's worth, with a wait shorter than the taught
+      // rate's window: the server frees one permit at a time (a bucket), the rate is too fast,
+      // and by how much no sample between such refusals can say (Azure's `retry-after-ms` of one
+      // permit refused every third request for good at twice its rate). Back to the last rate
+      // kept, or cut as AIMD cuts. A wait of a window or more (a whole-second `Retry-After` on
+      // a 1 s window) holds the key long enough by itself: cut too, it went to 0.75x.
+      const policy = (current as LearnedLimit | undefined)?.policy;
+      if (taught !== undefined && policy !== undefined && afterLast && wait < policy.windowMs) {
+        const cutPerMs =
+          floorPerMs !== undefined && floorPerMs < taught ? floorPerMs : taught * AIMD.CUT;
+        retime(learning, policy.limit / cutPerMs);
+      }
+    }
     return;
   }
   if (current?.counter instanceof SlowStart) current.counter.cut();
@@ -137,17 +153,10 @@ export function refused(
  */
 export function grow(state: WithLearned, now: number, sentAt: number): void {
   const learned = state.learned;
-  const retimed = learned?.counter.retimed;
-  if (learned?.policy.source !== 'rate' || retimed === undefined) return;
+  if (learned?.policy.source !== 'rate' || learned.counter.retimed === undefined) return;
   const { limit, windowMs } = learned.policy;
   const ratePerMs = state.sampled?.answered(now, sentAt, limit / windowMs, state.configuredPerMs);
-  if (ratePerMs === undefined) return;
-  const window = limit / ratePerMs;
-  state.learned = {
-    ...learned,
-    counter: retimed.call(learned.counter, window),
-    policy: { limit, windowMs: window, source: 'rate' },
-  };
+  if (ratePerMs !== undefined) retime(state, limit / ratePerMs);
 }
 
 /**

@@ -46,7 +46,13 @@ async function run80(dialect: Dialect, options: Omit<PacedFetchOptions, 'fetch' 
   await runUntilSettled(clock, net, () => pending, 600_000);
   await Promise.all(calls);
   const lost = statuses.filter((status) => typeof status !== 'number' || status >= 300).length;
-  return { lost, refusals: mock.refusals(), sent: net.sent.length, makespan: clock.now() };
+  return {
+    lost,
+    refusals: mock.refusals(),
+    refusedAt: mock.refusedAt,
+    sent: net.sent.length,
+    makespan: clock.now(),
+  };
 }
 
 const table: Array<Record<string, string | number>> = [];
@@ -72,6 +78,21 @@ describe.each(DIALECTS.map((dialect) => [dialect.name, dialect] as const))(
     });
   },
 );
+
+describe("Azure OpenAI's retry-after-ms of one permit (a bucket of 10 per second)", () => {
+  const dialect = DIALECTS.find((d) => d.name === 'retry-after-ms (Azure OpenAI)') as Dialect;
+
+  it('refuses only in the first two windows: a taught rate refused again is cut', async () => {
+    const result = await run80(dialect, { limits: { limit: 100, windowMs: 1000 } });
+    expect(result.lost).toBe(0);
+    // Before: 54 refusals, 30 of them arriving after the first two seconds (every third request, for
+    // good, at twice the bucket's rate: no sample between one-permit waits taught a slower one).
+    expect(result.refusedAt.filter((at) => at > 2_000)).toEqual([]);
+    expect(result.refusals).toBeLessThanOrEqual(20);
+    // 80 calls at 10 per second after the first 10: 7 s at best.
+    expect(result.makespan).toBeLessThan(7_000 * 1.1);
+  });
+});
 
 describe('a whole-second Unix X-RateLimit-Reset on a 1 s window (rate-limiter-flexible README)', () => {
   const dialect = DIALECTS.find((d) => d.name === 'X-RateLimit, Unix-second reset') as Dialect;

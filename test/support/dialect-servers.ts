@@ -355,6 +355,8 @@ function discord(a: Admission, wall: number): Record<string, string> {
 export function dialectServer(dialect: Dialect) {
   const admit = dialect.model();
   const statuses: number[] = [];
+  /** Arrival times of the refusals. */
+  const refusedAt: number[] = [];
   let first = dialect.first;
   const handler = http.all(`${ORIGIN}/*`, ({ request }) => {
     const at = Number(request.headers.get('x-arrived-at'));
@@ -380,12 +382,18 @@ export function dialectServer(dialect: Dialect) {
     const reply = dialect.refused(admission, wall);
     const status = reply.status ?? 429;
     statuses.push(status);
+    refusedAt.push(at);
     const headers = { ...date, ...reply.headers };
     return reply.body === undefined
       ? new HttpResponse('Too Many Requests', { status, headers })
       : HttpResponse.json(reply.body, { status, headers });
   });
-  return { handler, refusals: () => statuses.filter((status) => status !== 200).length, statuses };
+  return {
+    handler,
+    refusals: () => statuses.filter((status) => status !== 200).length,
+    statuses,
+    refusedAt,
+  };
 }
 
 /**
