@@ -37,25 +37,37 @@ export class RunningTasks {
     reportStarted(onProgress);
     // A listener to the settling needs the key: closures per task only when there is one.
     const { settled } = this;
-    if (settled !== undefined && this.listening()) {
-      const end = () => {
-        settled(key, cost);
-        this.end();
-      };
-      return this.settleNow(
-        run,
-        end,
-        (value: T) => {
-          end();
-          return value;
-        },
-        (error: unknown) => {
-          end();
-          throw error;
-        },
-      );
-    }
+    if (settled !== undefined && this.listening()) return this.runTold(run, key, cost, settled);
     return this.settleNow(run, this.ended0, this.done, this.failed);
+  }
+
+  /**
+   * `runNow` for a task whose end `settled` hears of. Its own method: the closures below capture
+   * `key` and `cost`, and V8 allocates the context holding captured variables on entry to the
+   * function that declares them, taken branch or not (72 bytes a task on the fast path, issue 11).
+   */
+  private runTold<T>(
+    run: () => T | PromiseLike<T>,
+    key: string,
+    cost: Cost,
+    settled: (key: string, cost: Cost) => void,
+  ): Promise<T> {
+    const end = () => {
+      settled(key, cost);
+      this.end();
+    };
+    return this.settleNow(
+      run,
+      end,
+      (value: T) => {
+        end();
+        return value;
+      },
+      (error: unknown) => {
+        end();
+        throw error;
+      },
+    );
   }
 
   private settleNow<T>(
