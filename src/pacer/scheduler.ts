@@ -10,7 +10,7 @@ import { PacerDisposedError, type RateLimitError } from './errors.js';
 import { LocalPermits } from './local-permits.js';
 import type { ResolvedPacerOptions } from './options.js';
 import type { Permits, SchedulerCore } from './permits.js';
-import { RunningTasks, settle } from './lifecycle.js';
+import { RunningTasks, settle, type TaskEvents } from './lifecycle.js';
 import { ProgressReports, type UnitStarts } from './progress.js';
 import { Snapshots } from './snapshots.js';
 import {
@@ -35,7 +35,7 @@ import { WaitingTasks } from './waiting.js';
  * permit source `defineStore` attached to it (`StorePermits`), so bundles without a store carry
  * none of its code.
  */
-export class Scheduler implements SchedulerCore {
+export class Scheduler implements SchedulerCore, TaskEvents {
   readonly limiter: PacerLimiter;
   readonly waiting: WaitingTasks;
   private readonly permits: Permits;
@@ -83,13 +83,7 @@ export class Scheduler implements SchedulerCore {
     this.permits = makePermits(this);
     // The in-memory permits settle every task's permits at its end (`LocalPermits.settled`).
     this.limiter.answered = this.permits instanceof LocalPermits;
-    const { permits } = this;
-    this.running = new RunningTasks(
-      () => this.flush(),
-      () => this.store.publish(),
-      permits.settled === undefined ? undefined : (key, cost) => permits.settled?.(key, cost),
-      () => permits.settles !== false,
-    );
+    this.running = new RunningTasks(this);
     this.timer = new Timer(clock, (at) => {
       this.timerAt = at;
       try {
@@ -235,6 +229,22 @@ export class Scheduler implements SchedulerCore {
 
   settle(task: Task, ok: boolean, value: unknown): void {
     settle(task, ok, value);
+  }
+
+  taskEnded(): void {
+    this.flush();
+  }
+
+  taskStarted(): void {
+    this.store.publish();
+  }
+
+  taskSettled(key: string, cost: Cost): void {
+    this.permits.settled?.(key, cost);
+  }
+
+  hearsSettled(): boolean {
+    return this.permits.settled !== undefined && this.permits.settles !== false;
   }
 
   hasSlot(): boolean {
