@@ -1,4 +1,4 @@
-import { monotonic, type Ticker } from '../core/clock.js';
+import { MonotonicClock } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
 import type { Cost, UnitCosts } from '../core/units.js';
 import type { ServerSignal } from '../core/limiter.js';
@@ -50,11 +50,8 @@ export class Scheduler implements SchedulerCore, TaskEvents {
   paused = false;
   disposed = false;
   private order = 0;
-  /**
-   * The pacer's time base: its clock, clamped (`monotonic`): never backwards, and a reading of
-   * NaN or ±Infinity is ignored (the last good time stands), so no wait can be computed from it.
-   */
-  readonly now: Ticker;
+  /** The pacer's clock, clamped (see `now`). */
+  private readonly clock: MonotonicClock;
   private flushing = false;
   private again = false;
   private idleWaiters: (() => void)[] = [];
@@ -69,12 +66,11 @@ export class Scheduler implements SchedulerCore, TaskEvents {
     makePermits: (core: SchedulerCore) => Permits = (core) => new LocalPermits(core),
   ) {
     const { limits, maxKeys, clock } = options;
-    const read = monotonic(() => clock.now());
-    this.now = () => this.pinned ?? read();
-    this.limiter = createPacerLimiter({ limits, maxKeys, clock: { now: this.now } });
+    this.clock = new MonotonicClock(clock);
+    this.limiter = createPacerLimiter({ limits, maxKeys, clock: this });
     this.waiting = new WaitingTasks(
       (key, cost, now) => this.waitAt(key, cost, now),
-      this.now,
+      () => this.now(),
       (task, error) => this.settle(task, false, error),
     );
     // A key whose block the limiter dropped for `maxKeys` is due sooner: re-timed here, it is
@@ -101,6 +97,15 @@ export class Scheduler implements SchedulerCore, TaskEvents {
       paused: this.paused,
       disposed: this.disposed,
     }));
+  }
+
+  /**
+   * The pacer's time base: its clock, clamped (`MonotonicClock`): never backwards, and a reading
+   * of NaN or ±Infinity is ignored (the last good time stands), so no wait can be computed from
+   * it. While a head's due time is computed, the time it is computed at (see `waitAt`).
+   */
+  now(): number {
+    return this.pinned ?? this.clock.now();
   }
 
   schedule<T>(run: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
