@@ -15,27 +15,33 @@ export interface Clock {
 }
 
 /**
- * The default ticker: `performance.now()` of the `performance` there is when a limiter or pacer
- * is made (importing touches nothing). Read once: `globalThis.performance` is an accessor in
- * Node, and looking it up on every decision cost more than the rest of a keyed take.
- */
-export function performanceTicker(): Ticker {
-  const source = performance;
-  return () => source.now();
-}
-
-/**
- * `read`, clamped so that time never runs backwards and a bad reading changes nothing: a value
- * below the latest one, `NaN` or ±Infinity (a broken polyfill, a test fake, a clock after a
+ * `source.now()`, clamped so that time never runs backwards and a bad reading changes nothing: a
+ * value below the latest one, `NaN` or ±Infinity (a broken polyfill, a test fake, a clock after a
  * jump) is ignored and the latest good time is returned instead. Before any good reading it is
  * 0. Every time base of the library (a limiter's, a pacer's) is one of these, so no loop that
  * waits for time to pass can meet a time that never does.
+ *
+ * A class and not a closure: a limiter reads it for every decision, and V8 drops optimized code
+ * that inlined a closure once that closure's owner is collected (a pacer made after another was
+ * dropped started on cold code, issue 11).
  */
-export function monotonic(read: Ticker): Ticker {
-  let latest = Number.NEGATIVE_INFINITY;
-  return () => {
-    const t = read();
-    if (t > latest && t < Number.POSITIVE_INFINITY) latest = t;
-    return latest === Number.NEGATIVE_INFINITY ? 0 : latest;
-  };
+export class MonotonicClock implements Clock {
+  #latest = Number.NEGATIVE_INFINITY;
+
+  /**
+   * @param source where the time is read. The default `performance` is the one there is when the
+   * clock is made (importing touches nothing): `globalThis.performance` is an accessor in Node,
+   * and looking it up on every decision cost more than the rest of a keyed take.
+   */
+  constructor(private readonly source: Clock = performance) {}
+
+  now(): number {
+    const t = this.source.now();
+    if (t > this.#latest && t < Number.POSITIVE_INFINITY) {
+      this.#latest = t;
+      // The reading itself, not the field: a double read back from a field is boxed anew.
+      return t;
+    }
+    return this.#latest === Number.NEGATIVE_INFINITY ? 0 : this.#latest;
+  }
 }

@@ -1,5 +1,5 @@
 import type { Strategy } from './algorithms/strategy.js';
-import { type Clock, monotonic, performanceTicker, type Ticker } from './clock.js';
+import { type Clock, MonotonicClock } from './clock.js';
 import {
   type CompiledPolicy,
   compilePolicy,
@@ -98,11 +98,7 @@ export class KeyedLimiter implements RateLimiter {
   private readonly states = new Map<string, Strategy>();
   readonly compiled: (key: string) => CompiledPolicy;
   readonly maxKeys: number;
-  /**
-   * The limiter's time base: its ticker, clamped (`monotonic`), so time never runs backwards
-   * here and a reading of NaN or ±Infinity is ignored. Blocks take times of it.
-   */
-  readonly now: Ticker;
+  private readonly clock: MonotonicClock;
   /** Drops keys at rest as new keys arrive (sweep.ts). */
   private readonly sweep = new IncrementalSweep(this.states, (state: Strategy, now) =>
     state.isAtRest(now),
@@ -141,10 +137,18 @@ export class KeyedLimiter implements RateLimiter {
       );
     }
     this.maxKeys = maxKeys;
-    this.now = monotonic(clock === undefined ? performanceTicker() : () => clock.now());
+    this.clock = new MonotonicClock(clock);
     this.units = parts.units;
     this.compiled = policyResolver(limits, 'limits', undefined, parts.units?.compile);
     this.feedback = parts.feedback?.(this, maxKeys);
+  }
+
+  /**
+   * The limiter's time base: its clock, clamped (`MonotonicClock`), so time never runs backwards
+   * here and a reading of NaN or ±Infinity is ignored. Blocks take times of it.
+   */
+  now(): number {
+    return this.clock.now();
   }
 
   get size(): number {

@@ -1,4 +1,4 @@
-import { monotonic, type Ticker } from '../core/clock.js';
+import { MonotonicClock } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
 import type { Cost, UnitCosts } from '../core/units.js';
 import type { ServerSignal } from '../core/limiter.js';
@@ -10,7 +10,7 @@ import { PacerDisposedError, type RateLimitError } from './errors.js';
 import { LocalPermits } from './local-permits.js';
 import type { ResolvedPacerOptions } from './options.js';
 import type { Permits, SchedulerCore } from './permits.js';
-import { RunningTasks, settle } from './lifecycle.js';
+import { RunningTasks, settle, type TaskEvents } from './lifecycle.js';
 import { ProgressReports, type UnitStarts } from './progress.js';
 import { Snapshots } from './snapshots.js';
 import {
@@ -35,7 +35,7 @@ import { WaitingTasks } from './waiting.js';
  * permit source `defineStore` attached to it (`StorePermits`), so bundles without a store carry
  * none of its code.
  */
-export class Scheduler implements SchedulerCore {
+export class Scheduler implements SchedulerCore, TaskEvents {
   readonly limiter: PacerLimiter;
   readonly waiting: WaitingTasks;
   private readonly permits: Permits;
@@ -50,11 +50,8 @@ export class Scheduler implements SchedulerCore {
   paused = false;
   disposed = false;
   private order = 0;
-  /**
-   * The pacer's time base: its clock, clamped (`monotonic`): never backwards, and a reading of
-   * NaN or ±Infinity is ignored (the last good time stands), so no wait can be computed from it.
-   */
-  readonly now: Ticker;
+  /** The pacer's clock, clamped (see `now`). */
+  private readonly clock: MonotonicClock;
   private flushing = false;
   private again = false;
   private idleWaiters: (() => void)[] = [];
@@ -69,12 +66,11 @@ export class Scheduler implements SchedulerCore {
     makePermits: (core: SchedulerCore) => Permits = (core) => new LocalPermits(core),
   ) {
     const { limits, maxKeys, clock } = options;
-    const read = monotonic(() => clock.now());
-    this.now = () => this.pinned ?? read();
-    this.limiter = createPacerLimiter({ limits, maxKeys, clock: { now: this.now } });
+    this.clock = new MonotonicClock(clock);
+    this.limiter = createPacerLimiter({ limits, maxKeys, clock: this });
     this.waiting = new WaitingTasks(
       (key, cost, now) => this.waitAt(key, cost, now),
-      this.now,
+      () => this.now(),
       (task, error) => this.settle(task, false, error),
     );
     // A key whose block the limiter dropped for `maxKeys` is due sooner: re-timed here, it is
@@ -83,13 +79,7 @@ export class Scheduler implements SchedulerCore {
     this.permits = makePermits(this);
     // The in-memory permits settle every task's permits at its end (`LocalPermits.settled`).
     this.limiter.answered = this.permits instanceof LocalPermits;
-    const { permits } = this;
-    this.running = new RunningTasks(
-      () => this.flush(),
-      () => this.store.publish(),
-      permits.settled === undefined ? undefined : (key, cost) => permits.settled?.(key, cost),
-      () => permits.settles !== false,
-    );
+    this.running = new RunningTasks(this);
     this.timer = new Timer(clock, (at) => {
       this.timerAt = at;
       try {
@@ -107,6 +97,15 @@ export class Scheduler implements SchedulerCore {
       paused: this.paused,
       disposed: this.disposed,
     }));
+  }
+
+  /**
+   * The pacer's time base: its clock, clamped (`MonotonicClock`): never backwards, and a reading
+   * of NaN or ±Infinity is ignored (the last good time stands), so no wait can be computed from
+   * it. While a head's due time is computed, the time it is computed at (see `waitAt`).
+   */
+  now(): number {
+    return this.pinned ?? this.clock.now();
   }
 
   schedule<T>(run: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T> {
@@ -235,6 +234,22 @@ export class Scheduler implements SchedulerCore {
 
   settle(task: Task, ok: boolean, value: unknown): void {
     settle(task, ok, value);
+  }
+
+  taskEnded(): void {
+    this.flush();
+  }
+
+  taskStarted(): void {
+    this.store.publish();
+  }
+
+  taskSettled(key: string, cost: Cost): void {
+    this.permits.settled?.(key, cost);
+  }
+
+  hearsSettled(): boolean {
+    return this.permits.settled !== undefined && this.permits.settles !== false;
   }
 
   hasSlot(): boolean {
