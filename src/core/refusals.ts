@@ -95,12 +95,20 @@ export function refused(
       // and by how much no sample between such refusals can say (Azure's `retry-after-ms` of one
       // permit refused every third request for good at twice its rate). Back to the last rate
       // kept, or cut as AIMD cuts. A wait of a window or more (a whole-second `Retry-After` on
-      // a 1 s window) holds the key long enough by itself: cut too, it went to 0.75x.
+      // a 1 s window) holds the key long enough by itself: cut too, it went to 0.75x. Nothing
+      // admitted between two refusals says the server has not freed up (another client spends
+      // it), not that the rate is too fast: no cut, as AIMD's refused probe cuts nothing.
       const policy = (current as LearnedLimit | undefined)?.policy;
-      if (taught !== undefined && policy !== undefined && afterLast && wait < policy.windowMs) {
+      if (
+        taught !== undefined &&
+        policy !== undefined &&
+        afterLast &&
+        admitted > 0 &&
+        wait < policy.windowMs
+      ) {
         const cutPerMs =
           floorPerMs !== undefined && floorPerMs < taught ? floorPerMs : taught * AIMD.CUT;
-        retime(learning, policy.limit / cutPerMs);
+        retime(learning, policy.limit / Math.max(cutPerMs, 1 / AIMD.FLOOR_MS));
       }
     }
     return;

@@ -406,6 +406,46 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     clock.set(1_000);
     expect(limiter.tryAcquire('api').allowed).toBe(false);
   });
+
+  /** A key taught 10 per 1 s by a refusal with a wait, then refused again at 1,500 ms. */
+  function taughtThenRefused(admittedBetween: number, retryAfterMs: number) {
+    const { clock, limiter } = setup(OWN);
+    limiter.feedback.observe('api', { kind: 'start' });
+    for (let i = 0; i < 10; i++)
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: i * 50 });
+    clock.set(500);
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 500, sentAt: 500 });
+    const taught = limiter.policyOf('api').learned;
+    for (let i = 0; i < admittedBetween; i++) {
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: 1_000 + i * 100 });
+    }
+    clock.set(1_500);
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs, sentAt: 1_400 });
+    return { taught, learned: limiter.policyOf('api').learned };
+  }
+
+  it('cuts a taught rate refused again with a one-permit wait before a sample was admitted', () => {
+    // A bucket's wait for its next permit (Azure's retry-after-ms): the rate is too fast.
+    const { taught, learned } = taughtThenRefused(2, 40);
+    expect(taught).toEqual({ limit: 10, windowMs: 1_000, source: 'rate' });
+    expect(learned).toMatchObject({ limit: 10, source: 'rate' });
+    expect(learned?.windowMs).toBeCloseTo(1_000 / 0.7, 6);
+  });
+
+  it('keeps a taught rate refused with nothing admitted since, or with a wait of a window', () => {
+    // Nothing admitted: the server has not freed up (another client), the rate says nothing.
+    expect(taughtThenRefused(0, 40).learned).toEqual({
+      limit: 10,
+      windowMs: 1_000,
+      source: 'rate',
+    });
+    // A wait of a window or more holds the key long enough by itself.
+    expect(taughtThenRefused(2, 1_000).learned).toEqual({
+      limit: 10,
+      windowMs: 1_000,
+      source: 'rate',
+    });
+  });
 });
 
 // A pacer on a store hears only its own answers (`answered` false): the store counts the key's
