@@ -28,6 +28,25 @@ describe("the 'arrival-safe' algorithm", () => {
     expect(limiter.tryAcquire('api').allowed).toBe(true);
   });
 
+  it("lets the first window's unspent credit lapse when that window ends", () => {
+    // 2 of 5 in the first window, 5 more a window later: a sliding-window counter still weighs
+    // the first 2 then (2 * 0.6 + 4 >= 5 at 1400), so the 3 unspent may not go at once.
+    const { clock, limiter } = setup(5);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    limiter.settle('api', 2); // answered at 0
+    clock.set(1_002);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 200 });
+    // Within the first window, its credit is the first window's: 3 more at once.
+    const fresh = setup(5);
+    fresh.limiter.tryAcquire('api');
+    fresh.limiter.tryAcquire('api');
+    fresh.limiter.settle('api', 2);
+    fresh.clock.set(999);
+    for (let i = 0; i < 3; i++) expect(fresh.limiter.tryAcquire('api').allowed).toBe(true);
+  });
+
   it('counts a permit in flight until its answer: the wait behind it is a window at least', () => {
     const { clock, limiter } = setup(2);
     limiter.tryAcquire('api');

@@ -63,6 +63,12 @@ export class ArrivalSafe implements Strategy {
    * 10 seeded runs against an nginx-like GCRA, 5-60 ms each way).
    */
   private answeredTat = Number.NEGATIVE_INFINITY;
+  /**
+   * When the first window of a fresh state ends: its credit beyond the spacing burst lapses
+   * then. Kept, it let a state that sent 2 of 5 in its first window send 3 more at once a window
+   * later, which a sliding-window counter refuses (it still weighs the first window's 2 there).
+   */
+  private freshEnds = Number.POSITIVE_INFINITY;
 
   constructor(readonly policy: ResolvedPolicy) {
     // A hair longer than the window: a sliding-window counter refuses the request that comes
@@ -102,7 +108,18 @@ export class ArrivalSafe implements Strategy {
     return refilled < cap ? refilled : cap;
   }
 
+  /** The first window's credit beyond the spacing burst lapses when that window ends. */
+  private lapse(now: number): void {
+    if (now < this.freshEnds) return;
+    if (this.tokens > this.spacing) {
+      this.tokens = this.spacing;
+      if (this.freshEnds > this.stamp) this.stamp = this.freshEnds;
+    }
+    this.freshEnds = Number.POSITIVE_INFINITY;
+  }
+
   level(now: number): number {
+    this.lapse(now);
     const counted = this.log.level(now) - this.open;
     const spaced = this.tokensAt(now);
     return Math.max(0, counted < spaced ? counted : spaced);
@@ -118,7 +135,9 @@ export class ArrivalSafe implements Strategy {
 
   /** `tryAcquire` when `take`, else `peek`: one decision, so the two cannot disagree. */
   private decide(now: number, cost: number, take: boolean): Decision {
+    this.lapse(now);
     const { limit, windowMs } = this.policy;
+    const fresh = this.isFresh(now);
     const open = this.open;
     const tokens = this.tokensAt(now);
     const cap = this.capAt(now);
@@ -143,6 +162,7 @@ export class ArrivalSafe implements Strategy {
     const resetMs = wholeMs(open > 0 ? 2 * windowMs : this.restsAt(now) - now);
     if (spacedMs === 0 && countedMs === 0) {
       if (take) {
+        if (fresh) this.freshEnds = now + windowMs;
         this.tokens = tokens - cost;
         if (now > this.stamp) this.stamp = now;
         this.open += cost;
@@ -183,6 +203,7 @@ export class ArrivalSafe implements Strategy {
 
   catchUp(now: number, lateMs: number): void {
     if (!(lateMs > 0)) return;
+    this.lapse(now);
     const tokens = this.tokensAt(now);
     const owed = tokens + lateMs * this.perMs;
     const most = this.policy.limit;
@@ -200,6 +221,7 @@ export class ArrivalSafe implements Strategy {
     next.stamp = this.stamp;
     next.lastAt = this.lastAt;
     next.answeredTat = this.answeredTat;
+    next.freshEnds = this.freshEnds;
     return next;
   }
 
@@ -208,6 +230,7 @@ export class ArrivalSafe implements Strategy {
    * them (they may have arrived), the rest stand in the log from now.
    */
   lowerRemaining(now: number, remaining: number): void {
+    this.lapse(now);
     this.log.lowerRemaining(now, Math.min(this.policy.limit, remaining + this.open));
     // Nor may the first window's burst credit outlast what the server has left (the spacing
     // credit after it is the server's rate, which its count does not change).
