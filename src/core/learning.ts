@@ -42,7 +42,7 @@ export function applySignal(
     case 'refusal': {
       const wait = serverDelay(signal.retryAfterMs);
       if (wait !== undefined && wait > 0) states.blockUntil(key, now + wait);
-      refused(states, key, now, wait, signal.sentAt ?? now);
+      refused(states, key, now, wait, signal.sentAt ?? now, signal.attempt ?? 0);
       return;
     }
     case 'probe': {

@@ -26,6 +26,7 @@ export function refused(
   now: number,
   wait: number | undefined,
   sentAt: number,
+  attempt = 0,
 ): void {
   const state = states.stateFor(key, now);
   if (state === undefined) return;
@@ -129,7 +130,11 @@ export function refused(
     learning.struckAt = now;
     learning.strikes = 0;
   }
-  if (++learning.strikes < AIMD.STRIKES || !admits) return;
+  // A call's own third refusal is a strike-out too: with the key's others admitted between its
+  // refusals (a server of one per 250 ms, a slow start sending two at a time), the strikes reset
+  // and the call's two retries were spent before any rate paced it (`RefusalSignal.attempt`).
+  const calledOut = attempt >= AIMD.STRIKES - 1;
+  if ((++learning.strikes < AIMD.STRIKES && !calledOut) || !admits) return;
   // The first cut halves the key's own rate (the rate it was really sending at is not known
   // any more: by the time its refusals are read, its own bucket may have refilled), or starts
   // at the rate the server admitted since the last refusal, if slower: requests admitted over

@@ -69,6 +69,12 @@ export interface RefusalSignal {
   readonly retryAfterMs?: number | undefined;
   /** Ticker time the refused request was sent: one sent before the last refusal is an echo. @default now */
   readonly sentAt?: number | undefined;
+  /**
+   * Sends of the same call before this one (0 for its first). A call refused a third time while
+   * the server admits the key's others is no jitter, however far apart its refusals came: a
+   * bare refusal then teaches a rate, as three in a row do. @default 0
+   */
+  readonly attempt?: number | undefined;
 }
 
 /**

@@ -24,6 +24,8 @@ export interface ApplyOptions {
   readonly learning: boolean;
   /** Pacer time the request was sent (the task's start). */
   readonly sentAt?: number;
+  /** Sends of the same call before this one (`RefusalSignal.attempt`). */
+  readonly attempt?: number;
   /**
    * The pacer is the paced fetch's own (not a shared one): a rate AIMD learned in its limiter
    * paces the key (with a store too, which it is asked after, see `StorePermits`), so a bare
@@ -63,12 +65,12 @@ export function applyServerAnswer(
     }
     endProbe(pacer, key);
     // Without a wait, AIMD; zero configuration's first rate is the sample's (see `refused`).
-    const { sentAt } = options;
+    const { sentAt, attempt } = options;
     pacer.observe(
       key,
       refusal.explained
         ? { kind: 'refusal', retryAfterMs: refusal.waitMs, sentAt }
-        : { kind: 'refusal', sentAt },
+        : { kind: 'refusal', sentAt, attempt },
     );
     if (
       !refusal.explained &&

@@ -278,7 +278,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         key,
         answer,
         refusalOf(retry, response.status, answer, unexplained),
-        { learning, sentAt, pacesRefusals: shared === undefined },
+        { learning, sentAt, attempt, pacesRefusals: shared === undefined },
       );
       if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
       if (refusal === undefined) {
