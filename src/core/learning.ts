@@ -240,8 +240,8 @@ function refillBound(
 
 /**
  * A bucket's learned window (`resetsRefill`) after a count of it: each count bounds it from
- * above (`refillBound`), so it only shortens, towards the server's, and is never shorter.
- * Returns the learned policy.
+ * above (`refillBound`), so once bounded it only shortens, towards the server's, and is never
+ * shorter. Returns the learned policy.
  */
 function refined(
   state: WithLearned,
@@ -255,8 +255,10 @@ function refined(
   const { limit, windowMs } = learned.policy;
   const bound = refillBound(limit, remaining, ends, sentAt, now);
   if (bound === undefined || !(bound < state.refillMs)) return learned;
+  // The first bound replaces an estimate made without one (it may be short); each later one
+  // is tighter than the window it bounded.
   state.refillMs = bound;
-  if (bound < windowMs) retime(state, bound);
+  if (bound !== windowMs) retime(state, bound);
   return state.learned;
 }
 

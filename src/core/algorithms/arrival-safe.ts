@@ -137,7 +137,6 @@ export class ArrivalSafe implements Strategy {
   private decide(now: number, cost: number, take: boolean): Decision {
     this.lapse(now);
     const { limit, windowMs } = this.policy;
-    const fresh = this.isFresh(now);
     const open = this.open;
     const tokens = this.tokensAt(now);
     const cap = this.capAt(now);
@@ -162,7 +161,7 @@ export class ArrivalSafe implements Strategy {
     const resetMs = wholeMs(open > 0 ? 2 * windowMs : this.restsAt(now) - now);
     if (spacedMs === 0 && countedMs === 0) {
       if (take) {
-        if (fresh) this.freshEnds = now + windowMs;
+        if (this.isFresh(now)) this.freshEnds = now + windowMs;
         this.tokens = tokens - cost;
         if (now > this.stamp) this.stamp = now;
         this.open += cost;
