@@ -4,7 +4,11 @@
 // one-unit fast path, where the full bench's run-to-run noise on a shared machine (±20%) hides it.
 //
 //   git archive main | tar -x -C /tmp/base && (cd /tmp/base && npm ci && npm run build)
-//   npm run build && node bench/ab.mjs /tmp/base/dist/index.js dist/index.js
+//   npm run build && node --expose-gc bench/ab.mjs /tmp/base/dist/index.js dist/index.js
+//
+// Each run starts after a full garbage collection (`--expose-gc`): without it, one build's
+// promises were collected during the other's run, and two copies of one build (A/A) came out
+// 0.86-1.20x apart on `schedule` over ten rounds; with it and 20 rounds, see bench/README.md.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -18,7 +22,13 @@ const [a, b] = [await load(pathA), await load(pathB)];
 
 const DECISIONS = 2_000_000;
 const TASKS = 100_000;
-const ROUNDS = 10;
+const ROUNDS = Number(process.env.ROUNDS ?? 20);
+if (typeof globalThis.gc !== 'function') {
+  console.error(
+    "run with node --expose-gc: a collection before each run keeps one build's garbage out of the other's time",
+  );
+  process.exit(2);
+}
 
 function decisions(lib) {
   const limiter = lib.createRateLimiter({ limits: { limit: 1e9, windowMs: 1000 } });
@@ -57,6 +67,7 @@ for (const [name, run] of [
           [b, timesB],
           [a, timesA],
         ]) {
+      globalThis.gc();
       times.push(await run(lib));
     }
   }
