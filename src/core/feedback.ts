@@ -41,6 +41,7 @@ export class ServerFeedback {
       blockUntil: (key, until) => this.blockUntil(key, until),
       unblock: (key) => this.blocks.delete(key),
       answered: () => limiter.answered,
+      sharesRates: () => limiter.sharesRates,
     };
   }
 

@@ -32,6 +32,8 @@ export interface KeyStates {
   unblock(key: string): void;
   /** Whether every permit taken is settled at its answer (a pacer's): learned windows then count arrival-safe. */
   answered(): boolean;
+  /** Whether a store learns the rate of bare refusals for every client (`sharesRates`). */
+  sharesRates(): boolean;
 }
 
 /**

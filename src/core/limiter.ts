@@ -115,6 +115,11 @@ export class KeyedLimiter implements RateLimiter {
    * count arrival-safe too. A bare limiter's caller is not assumed to.
    */
   answered = false;
+  /**
+   * Set by a pacer whose store learns one rate for every client from bare refusals
+   * (`Store.pacesRefusals`): the keys then learn no AIMD rate of their own.
+   */
+  sharesRates = false;
   /** The server's blocks and what it taught, for a pacer's limiter (undefined: none). */
   readonly feedback: ServerFeedback | undefined;
   readonly units: UnitLimitsPart | undefined;

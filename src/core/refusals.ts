@@ -115,6 +115,8 @@ export function refused(
     return;
   }
   if (current?.counter instanceof SlowStart) current.counter.cut();
+  // The store paces the key by the rate it learns from every client's refusals (`SharedRate`).
+  if (states.sharesRates()) return;
   // A server that stopped admitting the key (or never did) refuses everything: no rate paces
   // it, and the key's callers spend their retries (see `AIMD.ADMITTED_MS`).
   const admits = now - learning.lastAdmission() <= AIMD.ADMITTED_MS;

@@ -172,6 +172,7 @@ export function statesOfUnit(
     unblock: () => states.unblock(key),
     // A unit's learned window counts at the send, as measured for issue 14 (bench:llm).
     answered: () => false,
+    sharesRates: () => states.sharesRates(),
   };
 }
 

@@ -32,6 +32,11 @@ export interface ApplyOptions {
    * "too fast" under it is the pacer's to explain.
    */
   readonly pacesRefusals?: boolean;
+  /**
+   * The pacer's store learns the rate of bare refusals for every client and paces the key by it
+   * (`Store.pacesRefusals`): a bare "too fast" is the store's to explain, from its first.
+   */
+  readonly storePaces?: boolean;
 }
 
 /**
@@ -76,7 +81,7 @@ export function applyServerAnswer(
       !refusal.explained &&
       refusal.tooFast &&
       options.pacesRefusals === true &&
-      pacedByAimd(pacer, key)
+      (options.storePaces === true || pacedByAimd(pacer, key))
     ) {
       return { ...refusal, waitMs: 0, explained: true };
     }

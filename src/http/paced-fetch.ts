@@ -186,6 +186,8 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
   // Zero configuration: no limits, no pacer, no store. Every key starts slow and learns.
   // Its own keys: no shared pacer (whose keys are its owner's), no store (which counts on its own).
   const ownKeys = shared === undefined && pacerOptions.store === undefined;
+  // Its store learns the rate of bare refusals for every client (`Store.pacesRefusals`).
+  const storePaces = shared === undefined && pacerOptions.store?.pacesRefusals === true;
   const zeroConfig = ownKeys && pacerOptions.limits === undefined;
   if (zeroConfig && !learning) {
     throw new TypeError(
@@ -278,7 +280,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         key,
         answer,
         refusalOf(retry, response.status, answer, unexplained),
-        { learning, sentAt, attempt, pacesRefusals: shared === undefined },
+        { learning, sentAt, attempt, pacesRefusals: shared === undefined, storePaces },
       );
       if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
       if (refusal === undefined) {

@@ -76,6 +76,16 @@ export interface Store {
    */
   readonly synchronous?: boolean;
   /**
+   * True when the store learns one rate for each key from the refusals its clients observe
+   * without a wait (a bare 429: nginx's `limit_req`, HAProxy's stick tables), and paces every
+   * client by it (those of this package: `SharedRate` in stores/shared-rate.ts). A pacer then
+   * learns no rate of its own from them, and a paced fetch retries such a refusal at the
+   * store's pace rather than after a backoff. Without it, each pacer learns its own (AIMD),
+   * which finds only its share of the server's rate.
+   * @default false
+   */
+  readonly pacesRefusals?: boolean;
+  /**
    * Throws a TypeError naming what it cannot do when the store cannot count under `limits`
    * (an algorithm it does not implement). Called once per distinct policy.
    */
@@ -108,7 +118,9 @@ export interface Store {
    * count of 0 with `resetMs` blocks it (see `effectOf` in stores/bucket-state.ts for what the
    * stores of this package do). A store may also share what it learns from the signal with its
    * other clients: those of this package count an advertised policy for every client
-   * (`SharedLearned`). Best effort, like `block`. Optional.
+   * (`SharedLearned`), and learn one rate from bare refusals (`pacesRefusals`). A signal's
+   * `sentAt` comes relative, as every time here: ms from now (0 or less). Best effort, like
+   * `block`. Optional.
    */
   observe?(key: string, signal: ServerSignal, call: StoreCall): void | Promise<void>;
   /**

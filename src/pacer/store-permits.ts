@@ -28,6 +28,8 @@ export class StorePermits implements Permits {
     store: Store,
   ) {
     this.shared = new StoreLink(store, core.options.limits, (event) => this.storeChanged(event));
+    // The store learns the rate of bare refusals for every client: this limiter learns none.
+    core.limiter.sharesRates = store.pacesRefusals === true;
   }
 
   get pending(): number {
@@ -118,7 +120,13 @@ export class StorePermits implements Permits {
   }
 
   observe(key: string, signal: ServerSignal): void {
-    this.shared.observe(key, signal);
+    // A store's times are relative (see `Store`): the pacer's clock never reaches it.
+    const { sentAt } = signal as { readonly sentAt?: number };
+    const relative =
+      sentAt === undefined
+        ? signal
+        : ({ ...signal, sentAt: sentAt - this.core.now() } as ServerSignal);
+    this.shared.observe(key, relative);
   }
 
   /**

@@ -5,6 +5,14 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.j
 import { type ResolvedPolicy, valueName } from '../core/policy.js';
 import { MAX_DELAY_MS, type ServerSignal, serverDelay } from '../core/signal.js';
 import type { StoreCost } from '../pacer/store-contract.js';
+import {
+  admit,
+  RatePart,
+  rateAt,
+  refused,
+  type SharedAdmissions,
+  type SharedRate,
+} from './shared-rate.js';
 
 /**
  * One key's state in a shared store, as plain numbers that survive a structured clone (IndexedDB)
@@ -30,6 +38,10 @@ export interface BucketState {
    * counting the amounts of its unit's first policy: `SharedLearned.of`), in that order.
    */
   learned?: SharedLearned[];
+  /** The rate the key's bare refusals taught, paced for every client (see `SharedRate`). */
+  rate?: SharedRate;
+  /** What the key was granted less what was refused, recently (see `SharedAdmissions`). */
+  admissions?: SharedAdmissions;
 }
 
 /**
@@ -109,6 +121,29 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
     }
   }
   if (learned.length > 0) state.learned = learned.sort((a, b) => a.of - b.of);
+  const rate = found.rate as Partial<SharedRate> | undefined;
+  if (
+    typeof rate === 'object' &&
+    rate !== null &&
+    [rate.perMs, rate.ceiling, rate.cutAt, rate.stamp, rate.debt, rate.streak].every(
+      Number.isFinite,
+    ) &&
+    typeof rate.refusedAt === 'number' &&
+    (rate.perMs as number) > 0 &&
+    (rate.ceiling as number) >= 0
+  ) {
+    const { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt } = rate as SharedRate;
+    state.rate = { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt };
+  }
+  const admissions = found.admissions as Partial<SharedAdmissions> | undefined;
+  if (
+    typeof admissions === 'object' &&
+    admissions !== null &&
+    Number.isFinite(admissions.count) &&
+    Number.isFinite(admissions.at)
+  ) {
+    state.admissions = { count: admissions.count as number, at: admissions.at as number };
+  }
   return state;
 }
 
@@ -273,16 +308,30 @@ class LearnedPart {
   }
 }
 
-type AnyPart = Part | LearnedPart;
+type AnyPart = Part | LearnedPart | RatePart;
 
 /**
  * The parts of a state: its own policies, in the order of `limits` (policy `i` pays
- * `amountOf(cost, i)`), then the learned policies, each paying its `of` policy's amount.
+ * `amountOf(cost, i)`), then the learned policies, each paying its `of` policy's amount, then
+ * the shared rate, which paces the main unit's amount.
  */
 function parts(state: BucketState, limits: Limits): AnyPart[] {
   const all: AnyPart[] = ownParts(state, limits);
   for (const learned of state.learned ?? []) all.push(new LearnedPart(learned));
+  if (state.rate !== undefined) all.push(new RatePart(state.rate));
   return all;
+}
+
+/** The index of the policy whose amount `part` (at `index` among the parts) pays. */
+function paysOf(part: AnyPart, index: number): number {
+  if (part instanceof LearnedPart) return part.of;
+  return part instanceof RatePart ? 0 : index;
+}
+
+/** The key's own rate: its first policy's (a shared rate is dropped there). */
+function ownPerMs(limits: Limits): number {
+  const first = limits[0];
+  return first === undefined ? Number.POSITIVE_INFINITY : first.limit / first.windowMs;
 }
 
 /** What policy `index` of a key pays of `cost` (see `StoreCost`). */
@@ -298,8 +347,7 @@ function ownParts(state: BucketState, limits: Limits): Part[] {
 
 /** What a request of `cost` gets at `now`, all policies together; with `take`, it is charged. */
 function decideAll(all: readonly AnyPart[], now: number, cost: StoreCost, take: boolean): Decision {
-  const amount = (part: AnyPart, index: number) =>
-    amountOf(cost, part instanceof LearnedPart ? part.of : index);
+  const amount = (part: AnyPart, index: number) => amountOf(cost, paysOf(part, index));
   if (all.length === 1) return (all[0] as AnyPart).decide(now, amountOf(cost, 0), take);
   const peeks = all.map((part, index) => part.decide(now, amount(part, index), false));
   const verdict = combine(peeks);
@@ -339,15 +387,30 @@ export function decide(
   costs: readonly StoreCost[],
   stopAtDenial: boolean,
 ): Decision[] {
-  const all = parts(state, limits);
+  let all = parts(state, limits);
   const decisions: Decision[] = [];
   for (const cost of costs) {
     assertFits(limits, cost);
     const decision = blockedDecision(all, state, now, cost) ?? decideAll(all, now, cost, true);
     decisions.push(decision);
+    if (decision.allowed && granted(state, limits, now, amountOf(cost, 0))) {
+      all = parts(state, limits);
+    }
     if (stopAtDenial && !decision.allowed) break;
   }
   return decisions;
+}
+
+/**
+ * `amount` of the main unit was granted at `now`: counted in the key's admissions, and a shared
+ * rate grown back to the key's own is dropped (true then: the parts changed).
+ */
+function granted(state: BucketState, limits: Limits, now: number, amount: number): boolean {
+  state.admissions ??= { count: 0, at: now };
+  admit(state.admissions, now, amount);
+  if (state.rate === undefined || rateAt(state.rate, now) < ownPerMs(limits)) return false;
+  delete state.rate;
+  return true;
 }
 
 /** Throws a RangeError for a cost some policy can never allow (more than it holds at once). */
@@ -395,7 +458,7 @@ export function adjust(
   amounts: readonly number[],
 ): void {
   parts(state, limits).forEach((part, index) => {
-    const amount = amounts[part instanceof LearnedPart ? part.of : index] ?? 0;
+    const amount = amounts[paysOf(part, index)] ?? 0;
     if (amount !== 0 && Number.isFinite(amount)) part.adjust(now, amount);
   });
 }
@@ -459,6 +522,8 @@ export interface SignalEffect {
    * `of`: the first policy of its unit (`effectOn` sets it; 0 from `effectOf`).
    */
   readonly learns?: { readonly limit: number; readonly windowMs: number; readonly of: number };
+  /** A refusal without a wait: the key's shared rate is made or cut (see `SharedRate`). */
+  readonly refused?: true;
 }
 
 /**
@@ -472,7 +537,7 @@ export function effectOf(signal: ServerSignal): SignalEffect {
   if (signal.kind === 'refusal') {
     const wait = serverDelay(signal.retryAfterMs);
     return wait === undefined
-      ? { remaining: 0, blockMs: 0 }
+      ? { remaining: 0, blockMs: 0, refused: true }
       : { remaining: undefined, blockMs: wait };
   }
   if (signal.kind !== 'quota' && signal.kind !== 'policy')
@@ -503,6 +568,22 @@ export function observe(
   if (learns !== undefined) learn(state, now, learns.limit, learns.windowMs, learns.of);
   if (remaining !== undefined) lower(state, limits, now, remaining, which);
   if (blockMs > 0) block(state, now + blockMs);
+  if (effect.refused === true) {
+    // `sentAt` comes relative to now (the store contract), or not at all: sent now.
+    const ago = (signal as { readonly sentAt?: number }).sentAt;
+    refusedBare(state, limits, now, ago !== undefined && ago < 0 ? now + ago : now);
+  }
+}
+
+/**
+ * A bare refusal of the key at `now` of a request sent at `sentAt` (shared ms): its shared rate
+ * is made, cut or held (`SharedRate`).
+ */
+export function refusedBare(state: BucketState, limits: Limits, now: number, sentAt = now): void {
+  state.admissions ??= { count: 0, at: now };
+  const rate = refused(state.rate, state.admissions, now, ownPerMs(limits), sentAt);
+  if (rate === undefined) delete state.rate;
+  else state.rate = rate;
 }
 
 /**

@@ -19,7 +19,16 @@ import {
   redisStore,
 } from '../../src/stores/redis/index.js';
 import { encodeCost, parseDecisions, SCRIPT, scriptArgs } from '../../src/stores/redis/script.js';
-import { adjust, decide, learn, lower, normalize } from '../../src/stores/bucket-state.js';
+import {
+  adjust,
+  type BucketState,
+  decide,
+  learn,
+  lower,
+  normalize,
+  observe,
+  restsAt,
+} from '../../src/stores/bucket-state.js';
 import { startRedisServer, useTestRedis } from '../support/redis-server.js';
 import type { WorkerResult } from './redis-worker.js';
 import { gcra, slidingWindow, tokenBucket } from '../../src/index.js';
@@ -32,6 +41,18 @@ if (url === undefined) {
 }
 
 type Client = ReturnType<typeof createClient>;
+
+/**
+ * The script deletes a key it wrote at rest (its admissions with it): the shared bucket's twin
+ * starts afresh there too.
+ */
+function forgetAtRest(
+  state: BucketState,
+  limits: ReturnType<typeof call>['limits'],
+  now: number,
+): BucketState {
+  return restsAt(state, limits, now) <= now ? normalize(undefined, limits, now) : state;
+}
 const run = `t${process.pid}-${Date.now()}`;
 const call = (limits: Policy[], signal = new AbortController().signal): StoreCall => ({
   limits: Object.freeze(limits.map((policy) => resolvePolicy(policy))),
@@ -89,6 +110,8 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               }),
               { nil: undefined, freq: 4 },
             ),
+            // A bare refusal a client heard, of a request sent this long ago (shared-rate.ts).
+            refused: fc.option(fc.integer({ min: -300, max: 0 }), { nil: undefined, freq: 3 }),
           }),
           { maxLength: 15 },
         ),
@@ -109,11 +132,20 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               await script(key, scriptArgs('a', limits, [limit, windowMs], String(now)));
               learn(state, now, limit, windowMs);
             }
+            if (step.refused !== undefined) {
+              await script(key, scriptArgs('f', limits, [step.refused], String(now)));
+              observe(state, limits, now, { kind: 'refusal', sentAt: step.refused });
+              state = forgetAtRest(state, limits, now);
+            }
             const costs = step.costs.map((cost) => Math.min(cost, capacity));
             const args = scriptArgs('t', limits, [step.stop ? 1 : 0, ...costs], String(now));
             const fromRedis = parseDecisions(await script(key, args));
             state = normalize(structuredClone(state), limits, now);
-            expect(fromRedis).toEqual(decide(state, limits, now, costs, step.stop));
+            const decisions = decide(state, limits, now, costs, step.stop);
+            expect(fromRedis).toEqual(decisions);
+            if (decisions.some((decision) => decision.allowed)) {
+              state = forgetAtRest(state, limits, now);
+            }
           }
         },
       ),
@@ -169,6 +201,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               }),
               { nil: undefined, freq: 4 },
             ),
+            refused: fc.option(fc.integer({ min: -300, max: 0 }), { nil: undefined, freq: 3 }),
           }),
           { maxLength: 15 },
         ),
@@ -195,6 +228,12 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               const amounts = step.adjust.slice(0, limits.length);
               await script(key, scriptArgs('d', limits, amounts, String(now)));
               adjust(state, limits, now, amounts);
+              if (amounts.some((amount) => amount !== 0)) state = forgetAtRest(state, limits, now);
+            }
+            if (step.refused !== undefined) {
+              await script(key, scriptArgs('f', limits, [step.refused], String(now)));
+              observe(state, limits, now, { kind: 'refusal', sentAt: step.refused });
+              state = forgetAtRest(state, limits, now);
             }
             const costs = step.costs.map((amounts) =>
               limits.map((policy, index) => Math.min(amounts[index] ?? 0, policy.capacity)),
@@ -207,7 +246,11 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             );
             const fromRedis = parseDecisions(await script(key, args));
             state = normalize(structuredClone(state), limits, now);
-            expect(fromRedis).toEqual(decide(state, limits, now, costs, step.stop));
+            const decisions = decide(state, limits, now, costs, step.stop);
+            expect(fromRedis).toEqual(decisions);
+            if (decisions.some((decision) => decision.allowed)) {
+              state = forgetAtRest(state, limits, now);
+            }
           }
         },
       ),

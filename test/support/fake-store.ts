@@ -42,6 +42,11 @@ export interface FakeStoreOptions {
   readonly batches?: boolean;
   /** Answer with plain values (a synchronous store). @default false */
   readonly synchronous?: boolean;
+  /**
+   * Learn one rate per key from bare refusals (`Store.pacesRefusals`), as the stores of this
+   * package do; false: each pacer learns its own, as with a store that does not. @default true
+   */
+  readonly pacesRefusals?: boolean;
 }
 
 /**
@@ -51,6 +56,7 @@ export interface FakeStoreOptions {
  */
 export function fakeStore(options: FakeStoreOptions) {
   const { now, answer = 'auto', batches = true, synchronous = false } = options;
+  const { pacesRefusals = true } = options;
   const states = new Map<string, BucketState>();
   const pending: PendingCall[] = [];
   const takesOut = new Map<string, number>();
@@ -127,6 +133,7 @@ export function fakeStore(options: FakeStoreOptions) {
 
   const store: Store = {
     synchronous,
+    pacesRefusals,
     check: (limits) => assertShareable(limits, 'fakeStore'),
     take(key, cost, call) {
       if (synchronous) return settleTake(key, [cost], false, call)[0] as Decision;
@@ -142,7 +149,10 @@ export function fakeStore(options: FakeStoreOptions) {
     },
     observe(key, signal, call) {
       observed.push({ key, signal });
-      observe(stateOf(key, call.limits), call.limits, now(), signal, call.units);
+      // A store that learns no rate takes a bare refusal as a count of nothing left.
+      const bare = signal.kind === 'refusal' && signal.retryAfterMs === undefined;
+      const taken: ServerSignal = bare && !pacesRefusals ? { kind: 'quota', remaining: 0 } : signal;
+      observe(stateOf(key, call.limits), call.limits, now(), taken, call.units);
     },
     adjust(key, amounts, call) {
       adjusted.push({ key, amounts: [...amounts] });

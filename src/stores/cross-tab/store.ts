@@ -98,6 +98,8 @@ export function crossTabStore(options: CrossTabStoreOptions): CrossTabStore {
 
 class CrossTab implements CrossTabStore {
   readonly synchronous = false;
+  /** One rate per key from its clients' bare refusals, paced for all (`SharedRate`). */
+  readonly pacesRefusals = true;
   private readonly indexedDB: IDBFactory | undefined;
   private readonly locks: LockManager | undefined;
   private readonly now: () => number;

@@ -1,3 +1,4 @@
+import { AIMD } from '../../core/adaptive-rate.js';
 import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
@@ -9,12 +10,14 @@ import type { StoreCost } from '../../pacer/store-contract.js';
  * the same order (property-tested against it through a real server).
  *
  * KEYS[1]: the key's hash. ARGV[1]: the operation ('t' take, 'p' peek, 'b' block, 'l' lower,
- * 'a' learn, 'd' adjust, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the
+ * 'a' learn, 'd' adjust, 'f' refused without a wait, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the
  * server's (tests pass their own). ARGV[3]: how many policies; then 4 values per policy (1 for
  * gcra, else 0; limit; windowMs; capacity); then the operation's: take: stop at the first
  * denial (1/0) and the costs; peek: the cost; block: ms; lower: the permits left, then the
  * (1-based) policies to lower, all when none; learn: the limit and window the server
- * advertised, and the (0-based) first policy of its unit (0: the main unit); adjust: one amount per policy (negative gives back). A cost is a number, charged
+ * advertised, and the (0-based) first policy of its unit (0: the main unit); adjust: one amount per policy (negative gives back);
+ * refused: when the refused request was sent (ms from now, 0 or less), then the policies to
+ * lower to 0 as for lower. A cost is a number, charged
  * to every policy, or one amount per policy each followed by a comma (`1,812,`: see
  * `StoreCost` and `encodeCost`); an amount of 0 is always allowed.
  *
@@ -22,7 +25,10 @@ import type { StoreCost } from '../../pacer/store-contract.js';
  * ms of debt ahead of the stamp for gcra), written with 17 significant digits so they read back
  * exactly; and, per policy `N` of a unit whose server's policy a client learned (the main
  * unit's first, `N` = 1; another unit's first), `lqN` and `lwN` (its limit and window), `lsN`
- * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts). A key is
+ * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts); the rate bare
+ * refusals taught (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut
+ * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at); and the admissions
+ * (`SharedAdmissions`): `ac` and `aa` (count and its time). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
  * rest again, so it expires once it is full and unblocked: no sweeper.
  *
@@ -61,8 +67,23 @@ for i = 1, n do
   fields[#fields + 1] = 'ls' .. i
   fields[#fields + 1] = 'lv' .. i
 end
+local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'ac', 'aa'}
+local first_rate = #fields + 1
+for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local raw = redis.call('HMGET', key, unpack(fields))
 local blocked = tonumber(raw[1]) or 0
+-- R: the rate bare refusals taught (SharedRate), if any; A: the admissions (SharedAdmissions).
+local R, A = nil, nil
+do
+  local r = {}
+  for k = 1, 7 do r[k] = tonumber(raw[first_rate + k - 1]) end
+  if r[1] and r[2] and r[3] and r[4] and r[5] and r[6] and r[7] and r[1] > 0 and r[2] >= 0 then
+    R = { perMs = r[1], ceiling = r[2], cutAt = r[3], s = r[4], v = r[5], streak = r[6], refusedAt = r[7] }
+  end
+  local ac, aa = tonumber(raw[first_rate + 7]), tonumber(raw[first_rate + 8])
+  if ac and aa then A = { count = ac, at = aa } end
+end
+local had_rate = R ~= nil
 -- L[i]: the learned policy that counts policy i's amounts, if any.
 local L = {}
 for i = 1, n do
@@ -169,6 +190,7 @@ local function combine(ds)
   end
   return {b[1], rem, b[3], reset, b[5], b[6]}
 end
+local FLOOR = 1 / ${AIMD.FLOOR_MS}
 local function ldebt(l, at)
   local elapsed = at - l.s
   if not (elapsed > 0) then return l.v end
@@ -183,12 +205,94 @@ local function decide_learned(l, cost)
   local after = d + cost * spacing
   return {1, 0, 0, wholems(after), l.limit, 0}, after
 end
+-- The shared rate of bare refusals, as shared-rate.ts computes it.
+local function rate_at(r, at)
+  local elapsed = 0
+  if at > r.cutAt then elapsed = at - r.cutAt end
+  local doubled = r.perMs * 2 ^ (elapsed / ${AIMD.DOUBLE_MS})
+  if not (r.ceiling > 0) then return doubled end
+  local raised = r.ceiling * ${AIMD.RAISE} ^ math.floor(elapsed / ${AIMD.RAISE_MS})
+  local target = raised * ${AIMD.HEADROOM}
+  if not (r.perMs < target) then return r.perMs end
+  local approached = target - (target - r.perMs) * 2 ^ (-elapsed / ${AIMD.APPROACH_MS})
+  if approached < doubled then return approached end
+  return doubled
+end
+local function rdebt(r, at)
+  local elapsed = at - r.s
+  if not (elapsed > 0) then return r.v end
+  if r.v > elapsed then return r.v - elapsed end
+  return 0
+end
+local function decide_rate(r, cost)
+  if cost == 0 then return {1, 0, 0, 0, 1, 0}, nil end
+  local spacing = 1 / rate_at(r, now)
+  local d = rdebt(r, now)
+  if d > EPS * spacing then return {0, 0, wholems(d), wholems(d), 1, 1} end
+  local after = d + cost * spacing
+  return {1, 0, 0, wholems(after), 1, 0}, after
+end
+local function decayed(a, at)
+  local elapsed = at - a.at
+  if elapsed > 0 then return a.count * math.exp(-elapsed / ${AIMD.ADMISSIONS_MS}) end
+  return a.count
+end
+local function admit(amount)
+  if A == nil then A = { count = 0, at = now } end
+  local count = decayed(A, now) + amount
+  if count > 0 then A.count = count else A.count = 0 end
+  if now > A.at then A.at = now end
+end
+local own_per_ms = P[1].limit / P[1].window
+local function pause(r)
+  local owed = rdebt(r, now)
+  local ms = math.min(${AIMD.MAX_PAUSE_MS}, ${AIMD.PAUSE_GROWTH} ^ r.streak / rate_at(r, now))
+  if owed > ms then r.v = owed else r.v = ms end
+  r.s = now
+end
+local function refused(sent)
+  if A == nil then A = { count = 0, at = now } end
+  local admitted = decayed(A, now) / ${AIMD.ADMISSIONS_MS}
+  admit(-1)
+  if R ~= nil and sent <= R.refusedAt then return end
+  if R == nil then
+    local seed = own_per_ms * ${AIMD.SEED_CUT}
+    local per = seed
+    if admitted > 0 and admitted < seed then per = admitted end
+    if not (per > FLOOR) then per = FLOOR end
+    if not (per < own_per_ms) then return end
+    R = { perMs = per, ceiling = 0, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now }
+    pause(R)
+    return
+  end
+  R.refusedAt = now
+  if now >= R.cutAt + ${AIMD.HOLD_MS} then
+    local current = rate_at(R, now)
+    local measured = admitted > 0 and admitted < current
+    local cut
+    if measured then
+      R.ceiling = math.max(admitted, current / 4)
+      cut = R.ceiling * ${AIMD.HEADROOM}
+    else
+      R.ceiling = current
+      cut = current * ${AIMD.CUT}
+    end
+    if cut > FLOOR then R.perMs = cut else R.perMs = FLOOR end
+    R.cutAt = now
+    R.streak = 0
+  elseif R.streak < 30 then
+    R.streak = R.streak + 1
+  end
+  pause(R)
+end
 local function decision(C, take)
-  local ds, afters, lafters = {}, {}, {}
+  local ds, afters, lafters, rafter = {}, {}, {}, nil
   for i = 1, n do ds[i], afters[i] = decide_one(i, C[i]) end
   for i = 1, n do
     if L[i] then ds[#ds + 1], lafters[i] = decide_learned(L[i], C[i]) end
   end
+  local r = R
+  if r then ds[#ds + 1], rafter = decide_rate(r, C[1]) end
   local verdict = ds[1]
   if #ds > 1 then verdict = combine(ds) end
   if take and verdict[1] == 1 then
@@ -202,6 +306,13 @@ local function decision(C, take)
         if now > L[i].s then L[i].s = now end
       end
     end
+    if r and rafter ~= nil then
+      r.v = rafter
+      if now > r.s then r.s = now end
+    end
+    -- Granted: counted in the admissions; a rate grown back to the key's own is dropped.
+    admit(C[1])
+    if R and not (rate_at(R, now) < own_per_ms) then R = nil end
   end
   return verdict
 end
@@ -253,6 +364,20 @@ elseif op == 'l' then
       changed = true
     end
   end
+elseif op == 'f' then
+  local sent = now + math.min(0, tonumber(ARGV[arg]) or 0)
+  local which = {}
+  for k = arg + 1, #ARGV do which[#which + 1] = tonumber(ARGV[k]) end
+  if #which == 0 then for i = 1, n do which[i] = i end end
+  for _, i in ipairs(which) do
+    if P[i] and tokens(i, now) > 0 then
+      local p = P[i]
+      if p.gcra then V[i] = (p.cap * p.window) / p.limit else V[i] = 0 end
+      if now > S[i] then S[i] = now end
+    end
+  end
+  refused(sent)
+  changed = true
 elseif op == 'd' then
   for i = 1, n do
     local amount = tonumber(ARGV[arg + i - 1]) or 0
@@ -268,6 +393,10 @@ elseif op == 'd' then
       if l then
         l.v = math.max(0, ldebt(l, now) + amount * (l.window / l.limit))
         if now > l.s then l.s = now end
+      end
+      if i == 1 and R then
+        R.v = math.max(0, rdebt(R, now) + amount / rate_at(R, now))
+        if now > R.s then R.s = now end
       end
       changed = true
     end
@@ -292,6 +421,10 @@ if changed then
       if r > rest then rest = r end
     end
   end
+  if R then
+    local r = math.max(rdebt(R, now), R.cutAt + ${AIMD.RAISE_MS} - now)
+    if r > rest then rest = r end
+  end
   if rest <= 0 then
     redis.call('DEL', key)
   else
@@ -315,6 +448,21 @@ if changed then
         set[#set + 1] = string.format('%.17g', l.v)
       end
     end
+    if R then
+      local values = {R.perMs, R.ceiling, R.cutAt, R.s, R.v, R.streak, R.refusedAt}
+      for k = 1, 7 do
+        set[#set + 1] = RATE_FIELDS[k]
+        set[#set + 1] = string.format('%.17g', values[k])
+      end
+    elseif had_rate then
+      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr')
+    end
+    if A then
+      set[#set + 1] = 'ac'
+      set[#set + 1] = string.format('%.17g', A.count)
+      set[#set + 1] = 'aa'
+      set[#set + 1] = string.format('%.17g', A.at)
+    end
     redis.call('HSET', key, unpack(set))
     redis.call('PEXPIRE', key, math.ceil(rest))
   end
@@ -322,8 +470,11 @@ end
 return out
 `;
 
-/** Take, peek, block, lower, learn, adjust, reset, and 'n' (nothing: a probe that Redis is back). */
-export type Operation = 't' | 'p' | 'b' | 'l' | 'a' | 'd' | 'r' | 'n';
+/**
+ * Take, peek, block, lower, learn, adjust, refused, reset, and 'n' (nothing: a probe that Redis
+ * is back).
+ */
+export type Operation = 't' | 'p' | 'b' | 'l' | 'a' | 'd' | 'f' | 'r' | 'n';
 
 /** A cost as the script reads it: a number, or one amount per policy each followed by a comma. */
 export function encodeCost(cost: StoreCost): string {

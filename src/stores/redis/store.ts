@@ -98,6 +98,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
 class RedisBuckets implements RedisStore {
   readonly synchronous = false;
+  /** One rate per key from its clients' bare refusals, paced for all (`SharedRate`). */
+  readonly pacesRefusals = true;
   private readonly runner;
   private readonly health: Health;
   private readonly local: LocalLimits | undefined;
@@ -164,13 +166,17 @@ class RedisBuckets implements RedisStore {
     const effect = effectOn(signal, call.limits.length, call.units);
     if (effect === undefined) return;
     const { remaining, blockMs, learns, which } = effect;
+    const some = which.length < call.limits.length ? which.map((index) => index + 1) : [];
+    if (effect.refused === true) {
+      // Lowered to nothing, and the key's shared rate made or cut, in one step.
+      const sentAt = (signal as { readonly sentAt?: number }).sentAt ?? 0;
+      await this.once(key, 'f', [Math.min(0, sentAt), ...some], call);
+      return;
+    }
     if (learns !== undefined) {
       await this.once(key, 'a', [learns.limit, learns.windowMs, learns.of], call);
     }
-    if (remaining !== undefined) {
-      const some = which.length < call.limits.length ? which.map((index) => index + 1) : [];
-      await this.once(key, 'l', [remaining, ...some], call);
-    }
+    if (remaining !== undefined) await this.once(key, 'l', [remaining, ...some], call);
     if (blockMs > 0) await this.once(key, 'b', [blockMs], call);
   }
 

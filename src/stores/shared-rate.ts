@@ -1,0 +1,186 @@
+import { AIMD } from '../core/adaptive-rate.js';
+import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
+
+/**
+ * One rate for a key, learned in a shared store from the bare refusals (a 429 with no wait:
+ * nginx's `limit_req`, HAProxy's stick tables) that any of its clients heard, and paced for all
+ * of them: the AIMD of `AdaptiveRate` (the same constants), kept where every client counts.
+ * Each pacer learning a rate from its own requests found only its share, cut whenever another
+ * pushed the server over, and a refusal's backoff, shared through the store, held every pacer
+ * so that none struck out and learned at all (three processes on one store against nginx:
+ * 15-24 refusals, 0.36-0.38x of its rate).
+ *
+ * - The first bare refusal makes it: what the store granted the key over about the last
+ *   `ADMISSIONS_MS`, less what was refused (`SharedAdmissions`), or half the key's own rate if
+ *   less, with no ceiling: it doubles every `DOUBLE_MS` until the next cut.
+ * - A refusal of a request sent before the last refusal came is an echo of the same excess
+ *   (every client's requests in flight then): it changes nothing.
+ * - Another, more than `HOLD_MS` after the last cut, cuts it: to `HEADROOM` of what was
+ *   admitted (the ceiling), or to `CUT` of itself when that was no less. One within `HOLD_MS`
+ *   says the server's window is spent. Either way the key pauses: one permit, `PAUSE_GROWTH`
+ *   times longer for each refusal since the cut.
+ * - Between cuts it grows with time: toward `HEADROOM` of the ceiling (the gap halving every
+ *   `APPROACH_MS`, never faster than doubling every `DOUBLE_MS`), the ceiling rising by `RAISE`
+ *   every `RAISE_MS` without a refusal. A function of the time since the cut, so that a store
+ *   (the Redis script too) computes it at each decision and writes only when it changes.
+ * - One permit at a time (a GCRA of one permit per `1 / rate` ms, no burst). Back at the key's
+ *   own rate, it is dropped; it is forgotten with the key once at rest.
+ *
+ * A store without it (`Store.pacesRefusals`) leaves each pacer to learn its own.
+ */
+export interface SharedRate {
+  /** Permits per ms at `cutAt`. */
+  perMs: number;
+  /** Permits per ms not to go past (what was admitted when it was cut); 0: none yet. */
+  ceiling: number;
+  /** Shared-clock ms of the last cut (or of the refusal that made it). */
+  cutAt: number;
+  /** Shared-clock ms of the spacing's last change. */
+  stamp: number;
+  /** ms of debt ahead of `stamp`. */
+  debt: number;
+  /** Refusals since the last cut: the pause after each grows (`PAUSE_GROWTH`). */
+  streak: number;
+  /**
+   * Shared-clock ms of the last refusal that changed anything: a request sent no later was
+   * sent before it was heard, an echo of the same excess (any client's in flight then).
+   */
+  refusedAt: number;
+}
+
+/**
+ * What the store granted a key, less what the server refused: an average decayed with a time
+ * constant of `ADMISSIONS_MS` (its rate is `count / ADMISSIONS_MS`), kept for every key of a
+ * store that paces refusals, for the rate its first refusal makes.
+ */
+export interface SharedAdmissions {
+  count: number;
+  /** Shared-clock ms of its last change. */
+  at: number;
+}
+
+const FLOOR_PER_MS = 1 / AIMD.FLOOR_MS;
+
+/** The admissions' count decayed to `now`. */
+function decayed(admissions: SharedAdmissions, now: number): number {
+  const elapsed = now - admissions.at;
+  return elapsed > 0
+    ? admissions.count * Math.exp(-elapsed / AIMD.ADMISSIONS_MS)
+    : admissions.count;
+}
+
+/** Counts `amount` more admitted (negative: refused) at `now`, never below none. */
+export function admit(admissions: SharedAdmissions, now: number, amount: number): void {
+  const count = decayed(admissions, now) + amount;
+  admissions.count = count > 0 ? count : 0;
+  if (now > admissions.at) admissions.at = now;
+}
+
+/** The rate at `now`: grown since the last cut (see `SharedRate`), never below the floor. */
+export function rateAt(rate: SharedRate, now: number): number {
+  const elapsed = now > rate.cutAt ? now - rate.cutAt : 0;
+  const doubled = rate.perMs * 2 ** (elapsed / AIMD.DOUBLE_MS);
+  if (!(rate.ceiling > 0)) return doubled;
+  const raised = rate.ceiling * AIMD.RAISE ** Math.floor(elapsed / AIMD.RAISE_MS);
+  const target = raised * AIMD.HEADROOM;
+  if (!(rate.perMs < target)) return rate.perMs;
+  const approached = target - (target - rate.perMs) * 2 ** (-elapsed / AIMD.APPROACH_MS);
+  return approached < doubled ? approached : doubled;
+}
+
+function debtAt(rate: SharedRate, at: number): number {
+  const elapsed = at - rate.stamp;
+  if (!(elapsed > 0)) return rate.debt;
+  return rate.debt > elapsed ? rate.debt - elapsed : 0;
+}
+
+/**
+ * The key waits from `now` (after a refusal): one permit, `PAUSE_GROWTH` times longer for each
+ * refusal since the last cut (a window that is spent: its end is found with a handful of
+ * refusals, not a wall of them), up to `MAX_PAUSE_MS`; or longer if it owed more.
+ */
+function pause(rate: SharedRate, now: number): void {
+  const owed = debtAt(rate, now);
+  const pauseMs = Math.min(AIMD.MAX_PAUSE_MS, AIMD.PAUSE_GROWTH ** rate.streak / rateAt(rate, now));
+  rate.debt = owed > pauseMs ? owed : pauseMs;
+  rate.stamp = now;
+}
+
+/**
+ * The server refused the key without saying when to come back, at `now`: the rate is made, cut
+ * or held (see `SharedRate`). `ownPerMs`: the key's own rate, above which none is kept.
+ * Returns the rate, or undefined when none paces the key (its own is slower).
+ */
+export function refused(
+  rate: SharedRate | undefined,
+  admissions: SharedAdmissions,
+  now: number,
+  ownPerMs: number,
+  sentAt = now,
+): SharedRate | undefined {
+  const admitted = decayed(admissions, now) / AIMD.ADMISSIONS_MS;
+  admit(admissions, now, -1);
+  if (rate !== undefined && sentAt <= rate.refusedAt) return rate;
+  if (rate === undefined) {
+    const seed = ownPerMs * AIMD.SEED_CUT;
+    const perMs = admitted > 0 && admitted < seed ? admitted : seed;
+    const made: SharedRate = {
+      perMs: perMs > FLOOR_PER_MS ? perMs : FLOOR_PER_MS,
+      ceiling: 0,
+      cutAt: now,
+      stamp: now,
+      debt: 0,
+      streak: 0,
+      refusedAt: now,
+    };
+    if (!(made.perMs < ownPerMs)) return undefined;
+    pause(made, now);
+    return made;
+  }
+  rate.refusedAt = now;
+  if (now >= rate.cutAt + AIMD.HOLD_MS) {
+    const current = rateAt(rate, now);
+    const measured = admitted > 0 && admitted < current;
+    rate.ceiling = measured ? Math.max(admitted, current / 4) : current;
+    const cut = measured ? rate.ceiling * AIMD.HEADROOM : current * AIMD.CUT;
+    rate.perMs = cut > FLOOR_PER_MS ? cut : FLOOR_PER_MS;
+    rate.cutAt = now;
+    rate.streak = 0;
+  } else if (rate.streak < 30) {
+    // (1.5 ** 30 permits is past MAX_PAUSE_MS at any rate above the floor.)
+    rate.streak++;
+  }
+  pause(rate, now);
+  return rate;
+}
+
+/** The shared rate of a state with the core's decisions, as `LearnedPart` in bucket-state.ts. */
+export class RatePart {
+  constructor(private readonly rate: SharedRate) {}
+
+  decide(now: number, cost: number, take: boolean): Decision {
+    if (cost === 0) return allow(0, 0, 1);
+    const spacing = 1 / rateAt(this.rate, now);
+    const debt = debtAt(this.rate, now);
+    if (debt > EPSILON * spacing) return deny('rate', wholeMs(debt), 0, wholeMs(debt), 1);
+    const after = debt + cost * spacing;
+    if (take) {
+      this.rate.debt = after;
+      if (now > this.rate.stamp) this.rate.stamp = now;
+    }
+    return allow(0, wholeMs(after), 1);
+  }
+
+  /** As `LearnedPart.adjust`: a charge is debt, a give-back cancels debt (never below none). */
+  adjust(now: number, amount: number): void {
+    const debt = debtAt(this.rate, now) + amount / rateAt(this.rate, now);
+    this.rate.debt = debt > 0 ? debt : 0;
+    if (now > this.rate.stamp) this.rate.stamp = now;
+  }
+
+  /** At rest once its debt is paid and `RAISE_MS` passed since its last cut. */
+  restsAt(now: number): number {
+    const until = Math.max(now + debtAt(this.rate, now), this.rate.cutAt + AIMD.RAISE_MS);
+    return until > now ? until : now;
+  }
+}

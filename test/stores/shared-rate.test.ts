@@ -1,0 +1,171 @@
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { AIMD } from '../../src/core/adaptive-rate.js';
+import { perSecond, resolvePolicy } from '../../src/core/policy.js';
+import { createPacedFetch } from '../../src/http/paced-fetch.js';
+import { gcra } from '../../src/index.js';
+import { createPacer } from '../../src/pacer/index.js';
+import { decide, normalize, observe } from '../../src/stores/bucket-state.js';
+import { rateAt } from '../../src/stores/shared-rate.js';
+import { createManualClock } from '../../src/testing/index.js';
+import { fakeStore } from '../support/fake-store.js';
+import { driveNetwork, network, trackCalls } from '../support/counting-servers.js';
+import { turn } from '../support/flush.js';
+import { server } from '../support/msw.js';
+
+// The rate a store learns from its clients' bare refusals (stores/shared-rate.ts), on the
+// shared-bucket arithmetic every store of this package runs (its Lua twin: test/stores/redis).
+const limits = Object.freeze([resolvePolicy({ ...perSecond(100), algorithm: gcra })]);
+const bare = (sentAt = 0) => ({ kind: 'refusal', sentAt }) as const;
+
+/** A key's state that was granted `count` permits, one every `everyMs` from `start`. */
+function grantedState(count: number, everyMs: number, start = 0) {
+  const state = normalize(undefined, limits, start);
+  for (let i = 0; i < count; i++) decide(state, limits, start + i * everyMs, [1], false);
+  return state;
+}
+
+describe('the rate a store learns from bare refusals', () => {
+  it('starts at what was admitted over the last second, and pauses the key one permit', () => {
+    // 30 granted over 300 ms, of a key whose own rate is 100/s: about 26 per second, decayed.
+    const state = grantedState(30, 10);
+    const now = 300;
+    observe(state, limits, now, bare());
+    const rate = state.rate;
+    expect(rate).toBeDefined();
+    const perSec = (rate?.perMs ?? 0) * 1_000;
+    expect(perSec).toBeGreaterThan(20);
+    expect(perSec).toBeLessThan(30);
+    expect(rate?.ceiling).toBe(0);
+    // Paused one permit, then one permit per 1/rate ms.
+    const [denied] = decide(state, limits, now, [1], false);
+    expect(denied?.allowed).toBe(false);
+    expect(denied?.retryAfterMs).toBe(Math.ceil(1_000 / perSec));
+  });
+
+  it('starts at half the key’s own rate when more was admitted, or nothing was', () => {
+    const none = normalize(undefined, limits, 0);
+    observe(none, limits, 0, bare());
+    expect((none.rate?.perMs ?? 0) * 1_000).toBeCloseTo(100 * AIMD.SEED_CUT);
+  });
+
+  it('is not cut again by the refusals of requests sent before the last one came (echoes)', () => {
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, bare());
+    const made = structuredClone(state.rate);
+    // Sent 50 ms before this refusal came, at 310: before the last refusal (300).
+    observe(state, limits, 310, bare(-50));
+    expect(state.rate?.perMs).toBe(made?.perMs);
+    expect(state.rate?.streak).toBe(0);
+  });
+
+  it('within HOLD_MS of its cut, pauses PAUSE_GROWTH times longer per refusal; after, cuts to what was admitted', () => {
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, bare());
+    const first = state.rate?.perMs ?? 0;
+    observe(state, limits, 400, bare());
+    expect(state.rate?.streak).toBe(1);
+    expect(state.rate?.perMs).toBe(first);
+    const [held] = decide(state, limits, 400, [1], false);
+    expect(held?.retryAfterMs).toBe(
+      Math.ceil(AIMD.PAUSE_GROWTH / rateAt(state.rate as never, 400)),
+    );
+    // Granted steadily at 40 per second for a while, then refused after HOLD_MS.
+    let now = 400;
+    while (now < 3_000) {
+      now += 25;
+      delete state.rate;
+      decide(state, limits, now, [1], false);
+    }
+    observe(state, limits, now, bare());
+    const madeAgain = state.rate?.perMs ?? 0;
+    expect(madeAgain * 1_000).toBeGreaterThan(35);
+    expect(madeAgain * 1_000).toBeLessThan(42);
+    now += AIMD.HOLD_MS;
+    observe(state, limits, now, bare());
+    // Nothing granted since: what was admitted decayed, and the rate goes to HEADROOM of it.
+    expect(state.rate?.cutAt).toBe(now);
+    expect(state.rate?.ceiling).toBeGreaterThan(0);
+    expect(state.rate?.perMs).toBeCloseTo((state.rate?.ceiling ?? 0) * AIMD.HEADROOM);
+    expect(state.rate?.streak).toBe(0);
+  });
+
+  it('grows with time, doubling every DOUBLE_MS without a ceiling, and is dropped back at the key’s own rate', () => {
+    const state = normalize(undefined, limits, 0);
+    observe(state, limits, 0, bare());
+    const rate = state.rate;
+    if (rate === undefined) throw new Error('no rate');
+    expect(rateAt(rate, AIMD.DOUBLE_MS) / rate.perMs).toBeCloseTo(2);
+    // Half the key's own rate doubles back to it in one DOUBLE_MS: the next grant drops it.
+    decide(state, limits, AIMD.DOUBLE_MS + 1, [1], false);
+    expect(state.rate).toBeUndefined();
+  });
+
+  it('approaches HEADROOM of its ceiling, and raises the ceiling after RAISE_MS without a refusal', () => {
+    const rate = {
+      perMs: 0.03,
+      ceiling: 0.05,
+      cutAt: 0,
+      stamp: 0,
+      debt: 0,
+      streak: 0,
+      refusedAt: 0,
+    };
+    const target = 0.05 * AIMD.HEADROOM;
+    expect(rateAt(rate, AIMD.APPROACH_MS)).toBeCloseTo(target - (target - 0.03) / 2);
+    expect(rateAt(rate, AIMD.RAISE_MS - 1)).toBeLessThanOrEqual(target);
+    expect(rateAt(rate, AIMD.RAISE_MS)).toBeCloseTo(target * AIMD.RAISE, 5);
+  });
+});
+
+describe('pacers on a store that paces refusals', () => {
+  it('are all held by the rate one of them heard refused', async () => {
+    const clock = createManualClock();
+    const fake = fakeStore({ now: clock.now });
+    const [a, b] = [0, 1].map(() =>
+      createPacer({ limits: perSecond(100), clock, store: fake.store }),
+    ) as [ReturnType<typeof createPacer>, ReturnType<typeof createPacer>];
+    a.observe('k', { kind: 'refusal' });
+    // Nothing was admitted: half the key's own rate, 50 per second, after a pause of a permit.
+    const started: number[] = [];
+    const tasks = [0, 1, 2].map(() => b.schedule(() => started.push(clock.now()), { key: 'k' }));
+    await turn();
+    expect(started).toEqual([]);
+    await clock.advanceAsync(100);
+    await Promise.all(tasks);
+    expect(started).toEqual([20, 40, 60]);
+    // The pacer that heard it learned no rate of its own: the store's paces it.
+    expect(a.inspect('k').learned).toBeUndefined();
+    a.dispose();
+    b.dispose();
+  });
+
+  it('let a paced fetch retry a bare 429 at the store’s pace, spending no retry', async () => {
+    const clock = createManualClock();
+    const fake = fakeStore({ now: clock.now });
+    const net = network({ clock, delayMs: [0, 0] });
+    let calls = 0;
+    server.use(
+      http.get('https://api.test/*', () =>
+        ++calls <= 3 ? new HttpResponse(null, { status: 429 }) : HttpResponse.json({ ok: true }),
+      ),
+    );
+    const pacedFetch = createPacedFetch({
+      limits: perSecond(100),
+      store: fake.store,
+      fetch: net.fetch,
+      clock,
+      retry: { limit: 0 },
+    });
+    const { statuses, done, all } = trackCalls([pacedFetch('https://api.test/x')]);
+    await driveNetwork(clock, net, done, 60_000);
+    await all;
+    // `retry.limit: 0` returned the first bare 429 as final before. Now three refusals are
+    // retried at the store's pace: one admitted in the last second makes a rate of about one
+    // a second, doubling; 3.6 s in all, where the backoffs (1, 2 and 4 s) would take 7.
+    expect(statuses).toEqual([200]);
+    expect(calls).toBe(4);
+    expect(clock.now()).toBeLessThan(4_000);
+    pacedFetch.pacer.dispose();
+  });
+});
