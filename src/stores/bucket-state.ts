@@ -1,4 +1,5 @@
 import { combine } from '../core/algorithms/all-of.js';
+import { AIMD } from '../core/adaptive-rate.js';
 import { type Admits, settleRetry } from '../core/algorithms/strategy.js';
 import { whole } from '../core/algorithms/token-bucket.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
@@ -620,6 +621,10 @@ export function block(state: BucketState, until: number): void {
  */
 export function restsAt(state: BucketState, limits: Limits, now: number): number {
   let at = state.blockedUntil > now ? state.blockedUntil : now;
+  // What was admitted is kept for the rate a first refusal makes: a key whose own policy rests
+  // between its grants (a GCRA of 600 per second, 2 ms after each) forgot them all in Redis.
+  const admitted = state.admissions === undefined ? at : state.admissions.at + AIMD.ADMISSIONS_MS;
+  if (admitted > at) at = admitted;
   for (const part of parts(state, limits)) {
     const rests = part.restsAt(now);
     if (rests > at) at = rests;

@@ -2,7 +2,12 @@ import type { Decision } from '../core/decision.js';
 import { createPacerLimiter, type PacerLimiter } from '../core/pacer-limiter.js';
 import { adjustUnits } from '../core/unit-limits.js';
 import type { Policy, ResolvedPolicy } from '../core/policy.js';
-import type { ServerSignal } from '../core/signal.js';
+import {
+  type AnsweredSignal,
+  type RefusalSignal,
+  type ServerSignal,
+  serverDelay,
+} from '../core/signal.js';
 import type { UnitCosts, UnitLimits } from '../core/units.js';
 import type { StoreCall, StoreCost } from '../pacer/store-contract.js';
 import { amountOf, effectOn } from './bucket-state.js';
@@ -59,6 +64,15 @@ export class LocalLimits {
   /** As the shared bucket takes it (`effectOn`), so counting alone changes nothing of it. */
   observe(key: string, signal: ServerSignal, call: Call): void {
     this.use(call);
+    if (teachesRate(signal)) {
+      // A store that paces bare refusals learns their rate for its pacers (they learn none):
+      // counting alone, the limiter here learns it (AIMD) from them and the admissions between,
+      // as a pacer without a store does.
+      const { sentAt } = signal;
+      const at = sentAt === undefined ? {} : { sentAt: this.limiter.now() + Math.min(0, sentAt) };
+      this.limiter.feedback.observe(key, { ...signal, ...at });
+      return;
+    }
     const effect = effectOn(signal, call.limits.length, call.units);
     if (effect === undefined) return;
     const { remaining, blockMs, learns } = effect;
@@ -104,6 +118,14 @@ export class LocalLimits {
     }
     this.current = counted;
   }
+}
+
+/** A bare refusal, or an admission: what AIMD learns a rate from (`refused` in core). */
+function teachesRate(signal: ServerSignal): signal is AnsweredSignal | RefusalSignal {
+  return (
+    signal.kind === 'answered' ||
+    (signal.kind === 'refusal' && serverDelay(signal.retryAfterMs) === undefined)
+  );
 }
 
 function countedOf(limits: Limits, units: readonly string[] | undefined): Counted {

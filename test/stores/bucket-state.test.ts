@@ -1,3 +1,4 @@
+import { AIMD } from '../../src/core/adaptive-rate.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../src/core/decision.js';
@@ -242,13 +243,19 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
   });
 
   it('rests when full and unblocked, and not before', () => {
-    const limits = [resolvePolicy(perSecond(10))];
+    const limits = [resolvePolicy({ limit: 10, windowMs: 10_000 })];
     const state = normalize(undefined, limits, 1_000);
     expect(restsAt(state, limits, 1_000)).toBe(1_000);
     decide(state, limits, 1_000, [4], false);
-    expect(restsAt(state, limits, 1_000)).toBe(1_400);
-    block(state, 5_000);
     expect(restsAt(state, limits, 1_000)).toBe(5_000);
+    block(state, 8_000);
+    expect(restsAt(state, limits, 1_000)).toBe(8_000);
+    // What was admitted is kept ADMISSIONS_MS for the rate a first bare refusal makes, even
+    // by a key that is full again long before (Redis forgot them between its grants).
+    const fast = [resolvePolicy(perSecond(600))];
+    const busy = normalize(undefined, fast, 1_000);
+    decide(busy, fast, 1_000, [1], false);
+    expect(restsAt(busy, fast, 1_000)).toBe(1_000 + AIMD.ADMISSIONS_MS);
   });
 
   it('starts a part fresh when its stored state is missing or malformed', () => {

@@ -71,13 +71,16 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
    * Redis expires keys on its own: PERSIST in the same transaction keeps the key until the
    * test's time says it is at rest.
    */
-  const script = async (key: string, args: string[]) => {
-    const [reply] = await client
+  const script = async (key: string, args: string[]) => (await scriptTtl(key, args)).reply;
+  /** As `script`, with the TTL the script set (ms; -1 when it wrote nothing, -2: deleted). */
+  const scriptTtl = async (key: string, args: string[]) => {
+    const [reply, ttl] = await client
       .multi()
       .eval(SCRIPT, { keys: [key], arguments: args })
+      .pTTL(key)
       .persist(key)
       .exec();
-    return reply;
+    return { reply, ttl: Number(ttl) };
   };
 
   it('runs the core arithmetic in Lua: the same decisions as the shared bucket, at any time', async () => {
@@ -139,11 +142,15 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             }
             const costs = step.costs.map((cost) => Math.min(cost, capacity));
             const args = scriptArgs('t', limits, [step.stop ? 1 : 0, ...costs], String(now));
-            const fromRedis = parseDecisions(await script(key, args));
+            const { reply, ttl } = await scriptTtl(key, args);
             state = normalize(structuredClone(state), limits, now);
             const decisions = decide(state, limits, now, costs, step.stop);
-            expect(fromRedis).toEqual(decisions);
+            expect(parseDecisions(reply)).toEqual(decisions);
             if (decisions.some((decision) => decision.allowed)) {
+              // Written with the time it rests (a few ms of Redis's own clock gone since).
+              const rest = Math.ceil(restsAt(state, limits, now) - now);
+              if (ttl === -2) expect(rest).toBeLessThanOrEqual(0);
+              else expect(Math.abs(ttl - rest)).toBeLessThanOrEqual(20);
               state = forgetAtRest(state, limits, now);
             }
           }

@@ -425,6 +425,8 @@ if changed then
     local r = math.max(rdebt(R, now), R.cutAt + ${AIMD.RAISE_MS} - now)
     if r > rest then rest = r end
   end
+  -- Admissions are kept for the rate a first refusal makes (restsAt in bucket-state.ts).
+  if A and A.at + ${AIMD.ADMISSIONS_MS} - now > rest then rest = A.at + ${AIMD.ADMISSIONS_MS} - now end
   if rest <= 0 then
     redis.call('DEL', key)
   else
