@@ -6,14 +6,17 @@
 // redis-server, started on 127.0.0.1 by this script (its own port and folder) and stopped by it.
 //
 //   npm run bench:servers:store [-- --servers nginx,express] [-- --processes 3]
-//     [-- --network direct|jitter|both] [-- --runs 2]
+//     [-- --network direct|jitter|both] [-- --runs 2] [-- --trace <folder>]
+//
+// --trace writes each row's answers on the wire, per process, as [status, ms from the start]
+// (`<server>-<client>-<network>.json` in that folder): where the refusals of a row came.
 //
 // Reported per row: refusals on the wire (every process's, retries included), of them after
 // two windows, calls that finally failed, the makespan (the last call of any process settled)
 // against the burst-every-window ideal for all the calls, and the rate admitted after two
 // windows against the published one. Zero configuration is not a row: a store needs `limits`.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '60' },
     runs: { type: 'string', default: '1' },
     network: { type: 'string', default: 'both' },
+    trace: { type: 'string', default: '' },
   },
 });
 const clamp = (value, min, max) => Math.min(max, Math.max(min, Math.round(Number(value)) || min));
@@ -140,6 +144,10 @@ async function main() {
             continue;
           }
           const results = answers.map((answer) => answer.result);
+          if (values.trace !== '') {
+            const file = `${name}-${config.replace(/ /g, '-')}-${network}.json`;
+            writeFileSync(join(values.trace, file), JSON.stringify(results.map((r) => r.wire)));
+          }
           const sum = (pick) => results.reduce((total, result) => total + pick(result), 0);
           const makespanMs = Math.max(...results.map((result) => result.makespanMs));
           runs.push({

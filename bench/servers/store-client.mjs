@@ -65,6 +65,8 @@ async function runStoreClient({ url, requests, client, config, rate, redisUrl, p
     makespanMs: Math.max(...finals.map(([, at]) => at)),
     // Admitted more than two windows after the start, with the answer times, for the rate.
     okAfter2s: wire.filter(([status, at]) => status === 200 && at > 2_000).length,
+    // Every answer on the wire, for --trace.
+    wire,
   };
 }
 
