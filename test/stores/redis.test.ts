@@ -84,6 +84,15 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
   };
 
   it('runs the core arithmetic in Lua: the same decisions as the shared bucket, at any time', async () => {
+    /** A step that takes one permit and does nothing else. */
+    const quiet = {
+      dt: 0,
+      costs: [1],
+      stop: false,
+      block: undefined,
+      learn: undefined,
+      refused: undefined as number | undefined,
+    };
     const policyArb = fc
       .record({
         algorithm: fc.constantFrom(tokenBucket, gcra),
@@ -156,7 +165,23 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
           }
         },
       ),
-      { numRuns: 150 },
+      {
+        numRuns: 150,
+        // A rate made by a refusal, grants for over a second, and a refusal that cuts it to
+        // what was admitted (the random steps rarely span HOLD_MS); then the decisions at the
+        // rate it was cut to.
+        examples: [
+          [
+            [{ algorithm: gcra, limit: 100, windowMs: 1_000 }],
+            [
+              { ...quiet, refused: 0 },
+              ...Array.from({ length: 60 }, () => ({ ...quiet, dt: 25 })),
+              { ...quiet, dt: 25, refused: -5 },
+              ...Array.from({ length: 20 }, () => ({ ...quiet, dt: 10 })),
+            ],
+          ],
+        ],
+      },
     );
   }, 60_000);
 
