@@ -103,6 +103,19 @@ window.harness = {
     store.close();
   },
   /**
+   * \`granted\` permits of \`key\` taken at once, then a bare refusal (a 429 without a wait) as a
+   * pacer reports it: the store makes the key's shared rate. Resolves with the refusal's time.
+   */
+  async refuse(budget, key, policy, granted) {
+    const store = crossTabStore({ name: budget });
+    const call = { limits: [resolvePolicy(policy)], signal: new AbortController().signal };
+    await store.takeMany(key, Array(granted).fill(1), false, call);
+    const at = sharedNow();
+    await store.observe(key, { kind: 'refusal' }, call);
+    store.close();
+    return at;
+  },
+  /**
    * Limits per unit: \`calls\` tasks at once in reject mode, each costing one request and
    * \`tokens\` tokens, at \`capacity\` tokens a day (requests plentiful).
    */
@@ -195,6 +208,7 @@ interface Harness {
   ): Promise<{ admitted: number; mode: string }>;
   startTake(budget: string, key: string, capacity: number): void;
   learn(budget: string, key: string, policy: object, learned: object): Promise<void>;
+  refuse(budget: string, key: string, policy: object, granted: number): Promise<number>;
   pendingLocks(): Promise<string[]>;
   unitsReject(
     budget: string,
@@ -358,6 +372,34 @@ describe('crossTabStore in chromium: four tabs, one bucket', () => {
     const TOLERANCE_MS = 25;
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200 - TOLERANCE_MS);
     expect((starts.at(-1) as number) - (starts[0] as number)).toBeLessThan(9 * 200 + 1_000);
+  }, 60_000);
+
+  it('paces every tab by the rate one tab’s bare refusal made in the store', async () => {
+    const [a, b, c] = pages as [Page, Page, Page];
+    // Every tab is configured far too generously (1,000 a second). The first took 10 permits,
+    // then heard a bare 429: the store's rate for the key starts at what it granted over the
+    // last second, 10 a second at most, after a pause of one permit, and doubles each second.
+    const policy = { limit: 1_000, windowMs: 1_000 };
+    const refusedAt = await harness(a, 'refuse', 'refused', 'k', policy, 10);
+    const lists = await Promise.all([
+      harness(b, 'queue', 'refused', 'k', 5, policy),
+      harness(c, 'queue', 'refused', 'k', 5, policy),
+    ]);
+    const starts = lists.flat().sort((x, y) => x - y);
+    const gaps = starts.slice(1).map((at, i) => at - (starts[i] as number));
+    console.info(
+      `[cross-tab] a bare refusal after 10 granted, 2 tabs x 5 calls: first start ${Math.round((starts[0] as number) - refusedAt)} ms after it, gaps ${gaps.map((gap) => Math.round(gap)).join(', ')} ms`,
+    );
+    // One permit per 1 / rate between both tabs, the rate at most 10 per second doubled each
+    // second since the refusal (the hop from the store's decision to the task's clock reading
+    // forgives a little); the generous policy alone started all 10 at once.
+    const TOLERANCE_MS = 25;
+    const spacingAt = (at: number) => 1_000 / (10 * 2 ** ((at - refusedAt) / 1_000));
+    expect(starts[0] as number).toBeGreaterThanOrEqual(refusedAt + 100 - TOLERANCE_MS);
+    gaps.forEach((gap, i) => {
+      expect(gap).toBeGreaterThanOrEqual(spacingAt(starts[i + 1] as number) - TOLERANCE_MS);
+    });
+    expect((starts.at(-1) as number) - refusedAt).toBeLessThan(10 * 100 + 1_000);
   }, 60_000);
 
   it('counts the tokens of every tab: exactly the tokens allowed are spent, whatever the requests', async () => {
