@@ -233,6 +233,14 @@ function harness<K extends keyof Harness>(page: Page, method: K, ...args: Call<K
   ) as Promise<Awaited<ReturnType<Harness[K]>>>;
 }
 
+/** Five tasks of key `k` queued at once in each of `tabs`: all the starts in order, and the gaps. */
+async function fiveEach(tabs: readonly Page[], budget: string, policy: object) {
+  const lists = await Promise.all(tabs.map((tab) => harness(tab, 'queue', budget, 'k', 5, policy)));
+  const starts = lists.flat().sort((x, y) => x - y);
+  const gaps = starts.slice(1).map((at, i) => at - (starts[i] as number));
+  return { starts, gaps };
+}
+
 describe('crossTabStore in chromium: four tabs, one bucket', () => {
   let dir: string;
   let server: Server;
@@ -358,12 +366,7 @@ describe('crossTabStore in chromium: four tabs, one bucket', () => {
     // Every tab is configured far too generously; only the first heard the server: 5 a second.
     const policy = { limit: 1_000, windowMs: 1_000 };
     await harness(a, 'learn', 'learned', 'k', policy, { limit: 5, windowMs: 1_000 });
-    const lists = await Promise.all([
-      harness(b, 'queue', 'learned', 'k', 5, policy),
-      harness(c, 'queue', 'learned', 'k', 5, policy),
-    ]);
-    const starts = lists.flat().sort((x, y) => x - y);
-    const gaps = starts.slice(1).map((at, i) => at - (starts[i] as number));
+    const { starts, gaps } = await fiveEach([b, c], 'learned', policy);
     console.info(
       `[cross-tab] a learned 5 per second, 2 tabs x 5 calls: gaps ${gaps.map((gap) => Math.round(gap)).join(', ')} ms`,
     );
@@ -381,12 +384,7 @@ describe('crossTabStore in chromium: four tabs, one bucket', () => {
     // last second, 10 a second at most, after a pause of one permit, and doubles each second.
     const policy = { limit: 1_000, windowMs: 1_000 };
     const refusedAt = await harness(a, 'refuse', 'refused', 'k', policy, 10);
-    const lists = await Promise.all([
-      harness(b, 'queue', 'refused', 'k', 5, policy),
-      harness(c, 'queue', 'refused', 'k', 5, policy),
-    ]);
-    const starts = lists.flat().sort((x, y) => x - y);
-    const gaps = starts.slice(1).map((at, i) => at - (starts[i] as number));
+    const { starts, gaps } = await fiveEach([b, c], 'refused', policy);
     console.info(
       `[cross-tab] a bare refusal after 10 granted, 2 tabs x 5 calls: first start ${Math.round((starts[0] as number) - refusedAt)} ms after it, gaps ${gaps.map((gap) => Math.round(gap)).join(', ')} ms`,
     );
