@@ -38,13 +38,29 @@ describe("the 'arrival-safe' algorithm", () => {
     clock.set(1_002);
     expect(limiter.tryAcquire('api').allowed).toBe(true);
     expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 200 });
-    // Within the first window, its credit is the first window's: 3 more at once.
+    // Within the first window, its credit is the first window's: the rest at once at the first
+    // answer (a key's first request waits for it), and after a short pause.
     const fresh = setup(5);
     fresh.limiter.tryAcquire('api');
-    fresh.limiter.tryAcquire('api');
-    fresh.limiter.settle('api', 2);
-    fresh.clock.set(999);
-    for (let i = 0; i < 3; i++) expect(fresh.limiter.tryAcquire('api').allowed).toBe(true);
+    fresh.clock.set(176);
+    fresh.limiter.settle('api', 1);
+    for (let i = 0; i < 2; i++) expect(fresh.limiter.tryAcquire('api').allowed).toBe(true);
+    fresh.clock.set(176 + 80); // 3 taken x 80 ms x 2 < a window
+    for (let i = 0; i < 2; i++) expect(fresh.limiter.tryAcquire('api').allowed).toBe(true);
+  });
+
+  it('lets the first window’s credit lapse after a pause, when what went before could still weigh in the server’s next window', () => {
+    // 2 of 5 at 0, answered; 3 more at once at 999 might arrive after a sliding-window
+    // counter's window turned, next to the 2 it still weighs; the permits freed when the 2 are
+    // a window old would then be refused (2 x 0.6 + 4 >= 5 at 1400). A pause of 2 x 999 ms >=
+    // half a window: spaced from there.
+    const { clock, limiter } = setup(5);
+    limiter.tryAcquire('api');
+    limiter.tryAcquire('api');
+    limiter.settle('api', 2);
+    clock.set(999);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 200 });
   });
 
   it('counts a permit in flight until its answer: the wait behind it is a window at least', () => {

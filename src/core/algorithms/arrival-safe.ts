@@ -14,7 +14,8 @@ import type { Strategy } from './strategy.js';
  *   "in flight" from `tryAcquire` until `settle` (the pacer settles it when its task ends); the
  *   price is about one round trip per window of throughput.
  * - **Spaced after the first window.** A fresh state may send `limit` at once (the server's first
- *   window); after that permits come one per `windowMs / limit`, as the strictest of those
+ *   window; a pause within it ends it, see `lapse`); after that permits come one per
+ *   `windowMs / limit`, as the strictest of those
  *   servers needs: a sliding-window counter weighs the previous window as if its requests were
  *   spread evenly, so a second burst right after a full window is refused. `burst` lets bursts
  *   of that many through at any time (for a server known to allow them), as a GCRA server
@@ -69,6 +70,12 @@ export class ArrivalSafe implements Strategy {
    * later, which a sliding-window counter refuses (it still weighs the first window's 2 there).
    */
   private freshEnds = Number.POSITIVE_INFINITY;
+  /** Ticker time of the last take. */
+  private takenAt = Number.NEGATIVE_INFINITY;
+  /** Permits taken since the state was last fresh. */
+  private freshTaken = 0;
+  /** Ticker time of the first answer since the state was last fresh. */
+  private heardAt = Number.POSITIVE_INFINITY;
 
   constructor(readonly policy: ResolvedPolicy) {
     // A hair longer than the window: a sliding-window counter refuses the request that comes
@@ -108,8 +115,22 @@ export class ArrivalSafe implements Strategy {
     return refilled < cap ? refilled : cap;
   }
 
-  /** The first window's credit beyond the spacing burst lapses when that window ends. */
+  /**
+   * The first window's credit beyond the spacing burst lapses when that window ends, or once
+   * the burst it was for is over: more than one permit's interval since the last take, when
+   * that take came after an answer (the first request of a key waits for its answer before the
+   * rest go at once). Kept, it let 2 taken early and 28 at once late in that window arrive
+   * after a sliding-window counter's window turned, next to the 2 it still weighed there: the
+   * permits after them, counted free a window after the 2 were answered, were refused.
+   */
   private lapse(now: number): void {
+    if (
+      now < this.freshEnds &&
+      this.heardAt <= this.takenAt &&
+      (now - this.takenAt) * this.freshTaken * 2 >= this.policy.windowMs
+    ) {
+      this.freshEnds = now;
+    }
     if (now < this.freshEnds) return;
     if (this.tokens > this.spacing) {
       this.tokens = this.spacing;
@@ -161,7 +182,13 @@ export class ArrivalSafe implements Strategy {
     const resetMs = wholeMs(open > 0 ? 2 * windowMs : this.restsAt(now) - now);
     if (spacedMs === 0 && countedMs === 0) {
       if (take) {
-        if (this.isFresh(now)) this.freshEnds = now + windowMs;
+        if (this.isFresh(now)) {
+          this.freshEnds = now + windowMs;
+          this.heardAt = Number.POSITIVE_INFINITY;
+          this.freshTaken = 0;
+        }
+        this.takenAt = now;
+        this.freshTaken += cost;
         this.tokens = tokens - cost;
         if (now > this.stamp) this.stamp = now;
         this.open += cost;
@@ -182,6 +209,7 @@ export class ArrivalSafe implements Strategy {
     this.open -= answered;
     this.log.record(now, answered);
     this.lastAt = now;
+    if (now < this.heardAt) this.heardAt = now;
     if (this.spacing > 1) this.answeredTat = this.tatAt(now) + answered / this.perMs;
   }
 
@@ -221,6 +249,9 @@ export class ArrivalSafe implements Strategy {
     next.lastAt = this.lastAt;
     next.answeredTat = this.answeredTat;
     next.freshEnds = this.freshEnds;
+    next.takenAt = this.takenAt;
+    next.heardAt = this.heardAt;
+    next.freshTaken = this.freshTaken;
     return next;
   }
 
