@@ -21,7 +21,8 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.j
  *   times longer for each refusal since the cut.
  * - Between cuts it grows with time: toward `HEADROOM` of the ceiling (the gap halving every
  *   `APPROACH_MS`, never faster than doubling every `DOUBLE_MS`), the ceiling rising by `RAISE`
- *   every `RAISE_MS` without a refusal. A function of the time since the cut, so that a store
+ *   once `RAISE_MS` passed without a refusal, and by more each `DOUBLE_MS` after (`raisedBy`).
+ *   A function of the time since the cut, so that a store
  *   (the Redis script too) computes it at each decision and writes only when it changes.
  * - One permit at a time (a GCRA of one permit per `1 / rate` ms, no burst). Back at the key's
  *   own rate, it is dropped; it is forgotten with the key once at rest.
@@ -81,11 +82,27 @@ export function rateAt(rate: SharedRate, now: number): number {
   const elapsed = now > rate.cutAt ? now - rate.cutAt : 0;
   const doubled = rate.perMs * 2 ** (elapsed / AIMD.DOUBLE_MS);
   if (!(rate.ceiling > 0)) return doubled;
-  const raised = rate.ceiling * AIMD.RAISE ** Math.floor(elapsed / AIMD.RAISE_MS);
+  const raised = rate.ceiling * raisedBy(elapsed);
   const target = raised * AIMD.HEADROOM;
   if (!(rate.perMs < target)) return rate.perMs;
   const approached = target - (target - rate.perMs) * 2 ** (-elapsed / AIMD.APPROACH_MS);
   return approached < doubled ? approached : doubled;
+}
+
+/** Raises in a row that compound no further: `RAISE` to the 1,830th power is 1e75, finite. */
+export const MOST_RAISES = 60;
+
+/**
+ * What the ceiling is raised by `elapsed` ms after the cut, as `AdaptiveRate` raises it: by
+ * `RAISE` once `RAISE_MS` passed without a refusal, then a larger raise each `DOUBLE_MS`
+ * (`RAISE` to the power of the raises in a row, as CUBIC probes past its last maximum). One
+ * raise per `RAISE_MS` held a rate cut low while a window was spent (HAProxy) at half the
+ * server's for over a minute.
+ */
+export function raisedBy(elapsed: number): number {
+  if (!(elapsed >= AIMD.RAISE_MS)) return 1;
+  const raises = Math.min(MOST_RAISES, 1 + Math.floor((elapsed - AIMD.RAISE_MS) / AIMD.DOUBLE_MS));
+  return AIMD.RAISE ** ((raises * (raises + 1)) / 2);
 }
 
 function debtAt(rate: SharedRate, at: number): number {

@@ -180,6 +180,18 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 20 }, () => ({ ...quiet, dt: 10 })),
             ],
           ],
+          // Ten granted in a second make a slow rate, cut 1.5 s later below the ceiling it
+          // measured; then 16 s without a refusal: the ceiling raised, and raised more.
+          [
+            [{ algorithm: gcra, limit: 100, windowMs: 1_000 }],
+            [
+              ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 100 })),
+              { ...quiet, refused: 0 },
+              ...Array.from({ length: 60 }, () => ({ ...quiet, dt: 25 })),
+              { ...quiet, dt: 25, refused: -5 },
+              ...Array.from({ length: 16 }, () => ({ ...quiet, dt: 1_000, costs: [1, 1, 1] })),
+            ],
+          ],
         ],
       },
     );

@@ -115,6 +115,17 @@ describe('the rate a store learns from bare refusals', () => {
     expect(rateAt(rate, AIMD.APPROACH_MS)).toBeCloseTo(target - (target - 0.03) / 2);
     expect(rateAt(rate, AIMD.RAISE_MS - 1)).toBeLessThanOrEqual(target);
     expect(rateAt(rate, AIMD.RAISE_MS)).toBeCloseTo(target * AIMD.RAISE, 5);
+    // Each raise not refused is followed by a larger one a DOUBLE_MS later, as the core's:
+    // RAISE, RAISE ** 2, RAISE ** 3... (a ceiling cut to half the server's is back in 13 s).
+    expect(rateAt(rate, AIMD.RAISE_MS + AIMD.DOUBLE_MS) / target).toBeCloseTo(AIMD.RAISE ** 3, 5);
+    expect(rateAt(rate, AIMD.RAISE_MS + 3 * AIMD.DOUBLE_MS) / target).toBeCloseTo(
+      AIMD.RAISE ** 10,
+      5,
+    );
+    // Never past what a number holds: an hour without a refusal is finite, and doubles at most.
+    const anHour = rateAt(rate, 3_600_000);
+    expect(Number.isFinite(anHour)).toBe(true);
+    expect(anHour).toBeLessThanOrEqual(rate.perMs * 2 ** (3_600_000 / AIMD.DOUBLE_MS));
   });
 });
 

@@ -2,6 +2,7 @@ import { AIMD } from '../../core/adaptive-rate.js';
 import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
+import { MOST_RAISES } from '../shared-rate.js';
 
 /**
  * The token bucket and GCRA of `bucket-state.ts`, as one Lua script per decision: Redis runs a
@@ -211,7 +212,11 @@ local function rate_at(r, at)
   if at > r.cutAt then elapsed = at - r.cutAt end
   local doubled = r.perMs * 2 ^ (elapsed / ${AIMD.DOUBLE_MS})
   if not (r.ceiling > 0) then return doubled end
-  local raised = r.ceiling * ${AIMD.RAISE} ^ math.floor(elapsed / ${AIMD.RAISE_MS})
+  local raised = r.ceiling
+  if elapsed >= ${AIMD.RAISE_MS} then
+    local raises = math.min(${MOST_RAISES}, 1 + math.floor((elapsed - ${AIMD.RAISE_MS}) / ${AIMD.DOUBLE_MS}))
+    raised = r.ceiling * ${AIMD.RAISE} ^ ((raises * (raises + 1)) / 2)
+  end
   local target = raised * ${AIMD.HEADROOM}
   if not (r.perMs < target) then return r.perMs end
   local approached = target - (target - r.perMs) * 2 ^ (-elapsed / ${AIMD.APPROACH_MS})
