@@ -116,12 +116,14 @@ export class ArrivalSafe implements Strategy {
   }
 
   /**
-   * The first window's credit beyond the spacing burst lapses when that window ends, or once
-   * the burst it was for is over: more than one permit's interval since the last take, when
-   * that take came after an answer (the first request of a key waits for its answer before the
-   * rest go at once). Kept, it let 2 taken early and 28 at once late in that window arrive
-   * after a sliding-window counter's window turned, next to the 2 it still weighed there: the
-   * permits after them, counted free a window after the 2 were answered, were refused.
+   * The first window's credit beyond the spacing burst lapses when that window ends, or after
+   * a pause within it long enough that what went before could still weigh in a sliding-window
+   * counter's next window: the permits taken so far times the pause reach half a window. The
+   * pause counts from a take that came after an answer (a key's first request waits for its
+   * answer, then the rest go at once: that wait is no pause). Kept, the credit let 2 taken
+   * early and 28 at once late in that window arrive after the counter's window turned, next to
+   * the 2 it still weighed: the permits after them, counted free a window after the 2 were
+   * answered, were refused.
    */
   private lapse(now: number): void {
     if (
