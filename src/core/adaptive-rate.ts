@@ -72,7 +72,7 @@ export const MIN_SAMPLE = 3;
  * can reach a bucket together with requests sent before the refusal, which took its refill
  * (nginx then got a ceiling of its burst's rate, half its own, in one run of five).
  */
-const SPENT_STREAK = 2;
+export const SPENT_STREAK = 2;
 
 /**
  * The learned rate of AIMD: a bucket of one permit refilled at `ratePerMs`, which a refusal

@@ -8,6 +8,7 @@ import { MAX_DELAY_MS, type ServerSignal, serverDelay } from '../core/signal.js'
 import type { StoreCost } from '../pacer/store-contract.js';
 import {
   admit,
+  noAdmissions,
   RatePart,
   rateAt,
   refused,
@@ -143,7 +144,11 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
     Number.isFinite(admissions.count) &&
     Number.isFinite(admissions.at)
   ) {
-    state.admissions = { count: admissions.count as number, at: admissions.at as number };
+    const { count, at, sample, since } = admissions as SharedAdmissions;
+    state.admissions =
+      Number.isFinite(sample) && Number.isFinite(since)
+        ? { count, at, sample, since }
+        : { count, at, sample: 0, since: at };
   }
   return state;
 }
@@ -407,7 +412,7 @@ export function decide(
  * rate grown back to the key's own is dropped (true then: the parts changed).
  */
 function granted(state: BucketState, limits: Limits, now: number, amount: number): boolean {
-  state.admissions ??= { count: 0, at: now };
+  state.admissions ??= noAdmissions(now);
   admit(state.admissions, now, amount);
   if (state.rate === undefined || rateAt(state.rate, now) < ownPerMs(limits)) return false;
   delete state.rate;
@@ -581,7 +586,7 @@ export function observe(
  * is made, cut or held (`SharedRate`).
  */
 export function refusedBare(state: BucketState, limits: Limits, now: number, sentAt = now): void {
-  state.admissions ??= { count: 0, at: now };
+  state.admissions ??= noAdmissions(now);
   const rate = refused(state.rate, state.admissions, now, ownPerMs(limits), sentAt);
   if (rate === undefined) delete state.rate;
   else state.rate = rate;

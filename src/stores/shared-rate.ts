@@ -1,4 +1,4 @@
-import { AIMD } from '../core/adaptive-rate.js';
+import { AIMD, MIN_SAMPLE, SPENT_STREAK } from '../core/adaptive-rate.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
 
 /**
@@ -19,6 +19,13 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.j
  *   admitted (the ceiling), or to `CUT` of itself when that was no less. One within `HOLD_MS`
  *   says the server's window is spent. Either way the key pauses: one permit, `PAUSE_GROWTH`
  *   times longer for each refusal since the cut.
+ * - `SPENT_STREAK` refusals within `HOLD_MS` of the first say its window was spent: what the
+ *   server admitted of the key before is its window's worth (`SharedAdmissions.sample`), the
+ *   ceiling, and the rate goes to `HEADROOM` of it, as `AdaptiveRate` does after refused probes.
+ *   Left to grow with time while the server refused, the rate reached twice the server's by the
+ *   window's end, and the cut that followed measured a second of refusals: a quarter of the
+ *   rate, half the server's (HAProxy, which counts refusals too: 0.60-0.73x of its rate after
+ *   two windows, on the manual clock of `npm run measure:store`).
  * - Between cuts it grows with time: toward `HEADROOM` of the ceiling (the gap halving every
  *   `APPROACH_MS`, never faster than doubling every `DOUBLE_MS`), the ceiling rising by `RAISE`
  *   once `RAISE_MS` passed without a refusal, and by more each `DOUBLE_MS` after (`raisedBy`).
@@ -58,6 +65,15 @@ export interface SharedAdmissions {
   count: number;
   /** Shared-clock ms of its last change. */
   at: number;
+  /**
+   * Granted less refused since `since`, not decayed: the sample a spent window's ceiling is
+   * read from (over at least `SEED_MS`, as `AdaptiveRate`'s sample). A burst into the server's
+   * first window is its window's worth; the decayed count read it 10-25% low a few hundred ms
+   * on, and the ceiling kept the key there.
+   */
+  sample: number;
+  /** Shared-clock ms of the first grant of the sample. */
+  since: number;
 }
 
 const FLOOR_PER_MS = 1 / AIMD.FLOOR_MS;
@@ -75,6 +91,27 @@ export function admit(admissions: SharedAdmissions, now: number, amount: number)
   const count = decayed(admissions, now) + amount;
   admissions.count = count > 0 ? count : 0;
   if (now > admissions.at) admissions.at = now;
+  if (!(admissions.sample > 0) && amount > 0) admissions.since = now;
+  const sample = admissions.sample + amount;
+  admissions.sample = sample > 0 ? sample : 0;
+}
+
+/** No admissions yet at `now`. */
+export function noAdmissions(now: number): SharedAdmissions {
+  return { count: 0, at: now, sample: 0, since: now };
+}
+
+/**
+ * What the server admitted of the key per ms, by the sample (over its span, at least `SEED_MS`)
+ * or by the recent admissions if that is more (a sample of a long, slower past); 0 when the
+ * sample is under `MIN_SAMPLE`, too few to say.
+ */
+function sampledPerMs(admissions: SharedAdmissions, now: number): number {
+  if (!(admissions.sample >= MIN_SAMPLE)) return 0;
+  const spanMs = now - admissions.since;
+  const sampled = admissions.sample / (spanMs > AIMD.SEED_MS ? spanMs : AIMD.SEED_MS);
+  const recent = decayed(admissions, now) / AIMD.ADMISSIONS_MS;
+  return sampled > recent ? sampled : recent;
 }
 
 /** The rate at `now`: grown since the last cut (see `SharedRate`), never below the floor. */
@@ -166,6 +203,15 @@ export function refused(
   } else if (rate.streak < 30) {
     // (1.5 ** 30 permits is past MAX_PAUSE_MS at any rate above the floor.)
     rate.streak++;
+    const sampled =
+      rate.ceiling === 0 && rate.streak >= SPENT_STREAK ? sampledPerMs(admissions, now) : 0;
+    if (sampled > 0) {
+      // A spent window (see `SharedRate`): its sample is the ceiling, and the rate holds below it.
+      rate.ceiling = sampled < ownPerMs ? sampled : ownPerMs;
+      const held = (rate.perMs < rate.ceiling ? rate.perMs : rate.ceiling) * AIMD.HEADROOM;
+      rate.perMs = held > FLOOR_PER_MS ? held : FLOOR_PER_MS;
+      rate.cutAt = now;
+    }
   }
   pause(rate, now);
   return rate;

@@ -192,6 +192,19 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 16 }, () => ({ ...quiet, dt: 1_000, costs: [1, 1, 1] })),
             ],
           ],
+          // Forty granted in 0.4 s, then three refusals in 0.1 s: a spent window, whose sample
+          // (not decayed: 40 over SEED_MS) is the ceiling the rate holds below; then the
+          // decisions at that rate.
+          [
+            [{ algorithm: gcra, limit: 400, windowMs: 1_000 }],
+            [
+              ...Array.from({ length: 40 }, () => ({ ...quiet, dt: 10 })),
+              { ...quiet, refused: 0 },
+              { ...quiet, dt: 50, refused: 0 },
+              { ...quiet, dt: 50, refused: 0 },
+              ...Array.from({ length: 40 }, () => ({ ...quiet, dt: 20 })),
+            ],
+          ],
         ],
       },
     );

@@ -90,6 +90,26 @@ describe('the rate a store learns from bare refusals', () => {
     expect(state.rate?.streak).toBe(0);
   });
 
+  it('takes what the server admitted before as its ceiling once refusals in a row say the window is spent', () => {
+    // 40 granted at once: a burst into the server's first window. Made at 300 from the decayed
+    // count (about 30 per second), then refused twice more within HOLD_MS.
+    const state = grantedState(40, 0);
+    observe(state, limits, 300, bare());
+    const made = state.rate?.perMs ?? 0;
+    expect(made * 1_000).toBeCloseTo(40 * Math.exp(-0.3), 5);
+    observe(state, limits, 350, bare());
+    expect(state.rate?.ceiling).toBe(0);
+    observe(state, limits, 400, bare());
+    // The sample, not decayed: 40 granted less 3 refused, over SEED_MS.
+    const rate = state.rate;
+    if (rate === undefined) throw new Error('no rate');
+    expect(rate.ceiling * 1_000).toBeCloseTo(37, 5);
+    expect(rate.perMs).toBeCloseTo(made * AIMD.HEADROOM, 10);
+    expect(rate.cutAt).toBe(400);
+    // It approaches HEADROOM of the ceiling, and does not double past it while nothing refuses.
+    expect(rateAt(rate, 400 + 5 * AIMD.DOUBLE_MS) * 1_000).toBeCloseTo(37 * AIMD.HEADROOM, 1);
+  });
+
   it('grows with time, doubling every DOUBLE_MS without a ceiling, and is dropped back at the key’s own rate', () => {
     const state = normalize(undefined, limits, 0);
     observe(state, limits, 0, bare());

@@ -1,4 +1,4 @@
-import { AIMD } from '../../core/adaptive-rate.js';
+import { AIMD, MIN_SAMPLE, SPENT_STREAK } from '../../core/adaptive-rate.js';
 import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
@@ -29,7 +29,7 @@ import { MOST_RAISES } from '../shared-rate.js';
  * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts); the rate bare
  * refusals taught (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut
  * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at); and the admissions
- * (`SharedAdmissions`): `ac` and `aa` (count and its time). A key is
+ * (`SharedAdmissions`): `ac` and `aa` (count and its time), `an` and `af` (sample and since). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
  * rest again, so it expires once it is full and unblocked: no sweeper.
  *
@@ -68,7 +68,7 @@ for i = 1, n do
   fields[#fields + 1] = 'ls' .. i
   fields[#fields + 1] = 'lv' .. i
 end
-local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'ac', 'aa'}
+local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'ac', 'aa', 'an', 'af'}
 local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local raw = redis.call('HMGET', key, unpack(fields))
@@ -82,7 +82,11 @@ do
     R = { perMs = r[1], ceiling = r[2], cutAt = r[3], s = r[4], v = r[5], streak = r[6], refusedAt = r[7] }
   end
   local ac, aa = tonumber(raw[first_rate + 7]), tonumber(raw[first_rate + 8])
-  if ac and aa then A = { count = ac, at = aa } end
+  local an, af = tonumber(raw[first_rate + 9]), tonumber(raw[first_rate + 10])
+  if ac and aa then
+    if an and af then A = { count = ac, at = aa, sample = an, since = af }
+    else A = { count = ac, at = aa, sample = 0, since = aa } end
+  end
 end
 local had_rate = R ~= nil
 -- L[i]: the learned policy that counts policy i's amounts, if any.
@@ -243,10 +247,22 @@ local function decayed(a, at)
   return a.count
 end
 local function admit(amount)
-  if A == nil then A = { count = 0, at = now } end
+  if A == nil then A = { count = 0, at = now, sample = 0, since = now } end
   local count = decayed(A, now) + amount
   if count > 0 then A.count = count else A.count = 0 end
   if now > A.at then A.at = now end
+  if not (A.sample > 0) and amount > 0 then A.since = now end
+  local sample = A.sample + amount
+  if sample > 0 then A.sample = sample else A.sample = 0 end
+end
+local function sampled_per_ms()
+  if not (A.sample >= ${MIN_SAMPLE}) then return 0 end
+  local span = now - A.since
+  if not (span > ${AIMD.SEED_MS}) then span = ${AIMD.SEED_MS} end
+  local sampled = A.sample / span
+  local recent = decayed(A, now) / ${AIMD.ADMISSIONS_MS}
+  if sampled > recent then return sampled end
+  return recent
 end
 local own_per_ms = P[1].limit / P[1].window
 local function pause(r)
@@ -256,7 +272,7 @@ local function pause(r)
   r.s = now
 end
 local function refused(sent)
-  if A == nil then A = { count = 0, at = now } end
+  if A == nil then A = { count = 0, at = now, sample = 0, since = now } end
   local admitted = decayed(A, now) / ${AIMD.ADMISSIONS_MS}
   admit(-1)
   if R ~= nil and sent <= R.refusedAt then return end
@@ -287,6 +303,16 @@ local function refused(sent)
     R.streak = 0
   elseif R.streak < 30 then
     R.streak = R.streak + 1
+    local sampled = 0
+    if R.ceiling == 0 and R.streak >= ${SPENT_STREAK} then sampled = sampled_per_ms() end
+    if sampled > 0 then
+      if sampled < own_per_ms then R.ceiling = sampled else R.ceiling = own_per_ms end
+      local held = R.ceiling
+      if R.perMs < held then held = R.perMs end
+      held = held * ${AIMD.HEADROOM}
+      if held > FLOOR then R.perMs = held else R.perMs = FLOOR end
+      R.cutAt = now
+    end
   end
   pause(R)
 end
@@ -469,6 +495,10 @@ if changed then
       set[#set + 1] = string.format('%.17g', A.count)
       set[#set + 1] = 'aa'
       set[#set + 1] = string.format('%.17g', A.at)
+      set[#set + 1] = 'an'
+      set[#set + 1] = string.format('%.17g', A.sample)
+      set[#set + 1] = 'af'
+      set[#set + 1] = string.format('%.17g', A.since)
     end
     redis.call('HSET', key, unpack(set))
     redis.call('PEXPIRE', key, math.ceil(rest))
