@@ -1,10 +1,11 @@
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
-import { slidingLog } from '../../src/index.js';
+import { createPacer, type Pacer, slidingLog } from '../../src/index.js';
 import { isRateLimitError } from '../../src/pacer/errors.js';
-import { createManualClock } from '../../src/testing/index.js';
+import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { limitedBackend, stampedFetch } from '../support/backends.js';
+import { countingServer, driveNetwork, network, trackCalls } from '../support/counting-servers.js';
 import { drive } from '../support/flush.js';
 import { server } from '../support/msw.js';
 
@@ -60,6 +61,49 @@ describe('createPacedFetch in queue mode', () => {
     expect(sent.map((call) => call.url)).toEqual(
       Array.from({ length: 500 }, (_, i) => `https://api.test/n/${i}`),
     );
+  });
+});
+
+describe('a paced fetch naming slidingLog', () => {
+  /** 300 calls at once to a sliding log of 60 per second, 5-60 ms away each way, seed 8. */
+  async function throughJitter(pacerOn?: (clock: ManualClock) => Pacer) {
+    const clock = createManualClock();
+    const pacer = pacerOn?.(clock);
+    const backend = countingServer({
+      clock,
+      scheme: 'sliding-log',
+      limit: 60,
+      windowMs: 1_000,
+      dialect: 'none',
+    });
+    server.use(backend.handler);
+    const net = network({ clock, delayMs: [5, 60], seed: 8 });
+    const pacedFetch = createPacedFetch({
+      ...(pacer === undefined
+        ? { limits: { limit: 60, windowMs: 1_000, algorithm: slidingLog }, clock }
+        : { pacer }),
+      fetch: net.fetch,
+      learn: false,
+      retry: { maxAttempts: 5 },
+    });
+    const { statuses, done, all } = trackCalls(
+      Array.from({ length: 300 }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
+    );
+    await driveNetwork(clock, net, done, 120_000);
+    await all;
+    server.resetHandlers();
+    return { statuses, refusals: backend.refusals() };
+  }
+
+  it('counts it at arrival, as the server does: no refusal through jitter, where counted at the send it is refused', async () => {
+    const atArrival = await throughJitter();
+    expect(atArrival.statuses.every((status) => status === 200)).toBe(true);
+    expect(atArrival.refusals).toBe(0);
+    // Not vacuous: the same log counted at the send (a pacer's own, which hears no answers).
+    const atSend = await throughJitter((clock) =>
+      createPacer({ limits: { limit: 60, windowMs: 1_000, algorithm: slidingLog }, clock }),
+    );
+    expect(atSend.refusals).toBeGreaterThan(0);
   });
 });
 

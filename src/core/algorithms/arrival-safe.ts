@@ -80,8 +80,12 @@ export class ArrivalSafe implements Strategy {
   constructor(readonly policy: ResolvedPolicy) {
     // A hair longer than the window: a sliding-window counter refuses the request that comes
     // exactly one window after a full one (its estimate equals the limit there), and integer-ms
-    // clocks make such ties common. 1 ms, or a tenth of the spacing for a sub-ms spacing.
-    this.margin = Math.min(1, policy.windowMs / policy.limit / 10);
+    // clocks make such ties common. 1 ms, or a tenth of the spacing for a sub-ms spacing. None
+    // with a burst of the whole limit: no sliding-window counter admits that (it weighs the
+    // window before), and a sliding log's entry one window old is out (a paced fetch's named
+    // `slidingLog`, see fetch-policy.ts).
+    this.margin =
+      policy.burst === policy.limit ? 0 : Math.min(1, policy.windowMs / policy.limit / 10);
     this.log = new SlidingLog({ ...policy, windowMs: policy.windowMs + this.margin });
     this.spacing = policy.burst ?? 1;
     this.perMs = policy.limit / policy.windowMs;
