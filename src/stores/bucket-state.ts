@@ -135,7 +135,8 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
     (rate.ceiling as number) >= 0
   ) {
     const { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt } = rate as SharedRate;
-    state.rate = { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt };
+    const granted = Number.isFinite(rate.granted) ? (rate.granted as number) : 0;
+    state.rate = { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt, granted };
   }
   const admissions = found.admissions as Partial<SharedAdmissions> | undefined;
   if (

@@ -192,17 +192,20 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 16 }, () => ({ ...quiet, dt: 1_000, costs: [1, 1, 1] })),
             ],
           ],
-          // Forty granted in 0.4 s, then three refusals in 0.1 s: a spent window, whose sample
-          // (not decayed: 40 over SEED_MS) is the ceiling the rate holds below; then the
-          // decisions at that rate.
+          // Forty granted in 0.4 s, then three refusals in 0.2 s with permits granted between
+          // them: a spent window, whose sample (not decayed: 40 over SEED_MS, less the permits
+          // still in flight) is the ceiling the rate holds below; then the decisions at that
+          // rate, of clients late for their permits (two at once: one on credit).
           [
             [{ algorithm: gcra, limit: 400, windowMs: 1_000 }],
             [
               ...Array.from({ length: 40 }, () => ({ ...quiet, dt: 10 })),
               { ...quiet, refused: 0 },
-              { ...quiet, dt: 50, refused: 0 },
-              { ...quiet, dt: 50, refused: 0 },
-              ...Array.from({ length: 40 }, () => ({ ...quiet, dt: 20 })),
+              ...Array.from({ length: 4 }, () => ({ ...quiet, dt: 25 })),
+              { ...quiet, dt: 10, refused: -80 },
+              ...Array.from({ length: 4 }, () => ({ ...quiet, dt: 25 })),
+              { ...quiet, dt: 10, refused: -90 },
+              ...Array.from({ length: 20 }, () => ({ ...quiet, dt: 45, costs: [1, 1, 1] })),
             ],
           ],
         ],

@@ -6,7 +6,7 @@ import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { gcra } from '../../src/index.js';
 import { createPacer } from '../../src/pacer/index.js';
 import { decide, normalize, observe } from '../../src/stores/bucket-state.js';
-import { rateAt } from '../../src/stores/shared-rate.js';
+import { RatePart, rateAt } from '../../src/stores/shared-rate.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { fakeStore } from '../support/fake-store.js';
 import { driveNetwork, network, trackCalls } from '../support/counting-servers.js';
@@ -110,6 +110,56 @@ describe('the rate a store learns from bare refusals', () => {
     expect(rateAt(rate, 400 + 5 * AIMD.DOUBLE_MS) * 1_000).toBeCloseTo(37 * AIMD.HEADROOM, 1);
   });
 
+  it('leaves the permits still in flight out of the spent window’s sample', () => {
+    // As above, but permits go between the refusals: those granted after the refused one are
+    // still on their way when its refusal comes, and not yet among the refused.
+    const state = grantedState(40, 0);
+    observe(state, limits, 300, bare());
+    observe(state, limits, 350, bare());
+    let granted = 0;
+    let probeAt = Number.NaN;
+    for (let at = 351; at <= 520; at++) {
+      if (decide(state, limits, at, [1], true)[0]?.allowed) {
+        if (granted === 0) probeAt = at;
+        granted++;
+      }
+    }
+    expect(granted).toBeGreaterThanOrEqual(3);
+    // The first of them (the probe) is refused at 520.
+    observe(state, limits, 520, bare(probeAt - 520));
+    // 40 granted, then `granted` more, less 3 refused, less the `granted - 1` still in flight.
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(38, 5);
+  });
+
+  it('lets a client that came late for its permit take one more at once, and no more', () => {
+    // 50 per second (a permit every 20 ms), at its ceiling's HEADROOM and above: it stays.
+    const rate = {
+      perMs: 0.05,
+      ceiling: 0.05,
+      cutAt: 0,
+      stamp: 0,
+      debt: 0,
+      streak: 0,
+      refusedAt: 0,
+      granted: 0,
+    };
+    const part = new RatePart(rate);
+    expect(part.decide(0, 1, true).allowed).toBe(true);
+    expect(part.decide(20, 1, true).allowed).toBe(true);
+    // 40 ms late for the next: it takes it and the one after, then waits a permit's time.
+    expect(part.decide(80, 1, true).allowed).toBe(true);
+    expect(part.decide(80, 1, true).allowed).toBe(true);
+    const third = part.decide(80, 1, true);
+    expect(third.allowed).toBe(false);
+    expect(third.retryAfterMs).toBe(20);
+    // A pause after a refusal is kept whole: credit counts only after it.
+    rate.debt = 100;
+    rate.stamp = 80;
+    expect(part.decide(179, 1, true).allowed).toBe(false);
+    expect(part.decide(180, 1, true).allowed).toBe(true);
+    expect(part.decide(180, 1, true).allowed).toBe(false);
+  });
+
   it('grows with time, doubling every DOUBLE_MS without a ceiling, and is dropped back at the key’s own rate', () => {
     const state = normalize(undefined, limits, 0);
     observe(state, limits, 0, bare());
@@ -130,6 +180,7 @@ describe('the rate a store learns from bare refusals', () => {
       debt: 0,
       streak: 0,
       refusedAt: 0,
+      granted: 0,
     };
     const target = 0.05 * AIMD.HEADROOM;
     expect(rateAt(rate, AIMD.APPROACH_MS)).toBeCloseTo(target - (target - 0.03) / 2);

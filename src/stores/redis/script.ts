@@ -2,7 +2,7 @@ import { AIMD, MIN_SAMPLE, SPENT_STREAK } from '../../core/adaptive-rate.js';
 import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
-import { MOST_RAISES } from '../shared-rate.js';
+import { LATE_PERMITS, MOST_RAISES } from '../shared-rate.js';
 
 /**
  * The token bucket and GCRA of `bucket-state.ts`, as one Lua script per decision: Redis runs a
@@ -28,7 +28,7 @@ import { MOST_RAISES } from '../shared-rate.js';
  * unit's first, `N` = 1; another unit's first), `lqN` and `lwN` (its limit and window), `lsN`
  * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts); the rate bare
  * refusals taught (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut
- * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at); and the admissions
+ * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since); and the admissions
  * (`SharedAdmissions`): `ac` and `aa` (count and its time), `an` and `af` (sample and since). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
  * rest again, so it expires once it is full and unblocked: no sweeper.
@@ -68,7 +68,7 @@ for i = 1, n do
   fields[#fields + 1] = 'ls' .. i
   fields[#fields + 1] = 'lv' .. i
 end
-local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'ac', 'aa', 'an', 'af'}
+local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af'}
 local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local raw = redis.call('HMGET', key, unpack(fields))
@@ -79,10 +79,11 @@ do
   local r = {}
   for k = 1, 7 do r[k] = tonumber(raw[first_rate + k - 1]) end
   if r[1] and r[2] and r[3] and r[4] and r[5] and r[6] and r[7] and r[1] > 0 and r[2] >= 0 then
-    R = { perMs = r[1], ceiling = r[2], cutAt = r[3], s = r[4], v = r[5], streak = r[6], refusedAt = r[7] }
+    R = { perMs = r[1], ceiling = r[2], cutAt = r[3], s = r[4], v = r[5], streak = r[6], refusedAt = r[7],
+          granted = tonumber(raw[first_rate + 7]) or 0 }
   end
-  local ac, aa = tonumber(raw[first_rate + 7]), tonumber(raw[first_rate + 8])
-  local an, af = tonumber(raw[first_rate + 9]), tonumber(raw[first_rate + 10])
+  local ac, aa = tonumber(raw[first_rate + 8]), tonumber(raw[first_rate + 9])
+  local an, af = tonumber(raw[first_rate + 10]), tonumber(raw[first_rate + 11])
   if ac and aa then
     if an and af then A = { count = ac, at = aa, sample = an, since = af }
     else A = { count = ac, at = aa, sample = 0, since = aa } end
@@ -230,8 +231,10 @@ end
 local function rdebt(r, at)
   local elapsed = at - r.s
   if not (elapsed > 0) then return r.v end
-  if r.v > elapsed then return r.v - elapsed end
-  return 0
+  local debt = r.v - elapsed
+  local credit = -${LATE_PERMITS} / rate_at(r, at)
+  if debt > credit then return debt end
+  return credit
 end
 local function decide_rate(r, cost)
   if cost == 0 then return {1, 0, 0, 0, 1, 0}, nil end
@@ -255,11 +258,12 @@ local function admit(amount)
   local sample = A.sample + amount
   if sample > 0 then A.sample = sample else A.sample = 0 end
 end
-local function sampled_per_ms()
-  if not (A.sample >= ${MIN_SAMPLE}) then return 0 end
+local function sampled_per_ms(in_flight)
+  local sample = A.sample - in_flight
+  if not (sample >= ${MIN_SAMPLE}) then return 0 end
   local span = now - A.since
   if not (span > ${AIMD.SEED_MS}) then span = ${AIMD.SEED_MS} end
-  local sampled = A.sample / span
+  local sampled = sample / span
   local recent = decayed(A, now) / ${AIMD.ADMISSIONS_MS}
   if sampled > recent then return sampled end
   return recent
@@ -282,11 +286,14 @@ local function refused(sent)
     if admitted > 0 and admitted < seed then per = admitted end
     if not (per > FLOOR) then per = FLOOR end
     if not (per < own_per_ms) then return end
-    R = { perMs = per, ceiling = 0, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now }
+    R = { perMs = per, ceiling = 0, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now, granted = 0 }
     pause(R)
     return
   end
   R.refusedAt = now
+  local in_flight = 0
+  if R.granted > 1 then in_flight = R.granted - 1 end
+  R.granted = 0
   if now >= R.cutAt + ${AIMD.HOLD_MS} then
     local current = rate_at(R, now)
     local measured = admitted > 0 and admitted < current
@@ -304,7 +311,7 @@ local function refused(sent)
   elseif R.streak < 30 then
     R.streak = R.streak + 1
     local sampled = 0
-    if R.ceiling == 0 and R.streak >= ${SPENT_STREAK} then sampled = sampled_per_ms() end
+    if R.ceiling == 0 and R.streak >= ${SPENT_STREAK} then sampled = sampled_per_ms(in_flight) end
     if sampled > 0 then
       if sampled < own_per_ms then R.ceiling = sampled else R.ceiling = own_per_ms end
       local held = R.ceiling
@@ -340,6 +347,7 @@ local function decision(C, take)
     if r and rafter ~= nil then
       r.v = rafter
       if now > r.s then r.s = now end
+      r.granted = r.granted + C[1]
     end
     -- Granted: counted in the admissions; a rate grown back to the key's own is dropped.
     admit(C[1])
@@ -482,13 +490,13 @@ if changed then
       end
     end
     if R then
-      local values = {R.perMs, R.ceiling, R.cutAt, R.s, R.v, R.streak, R.refusedAt}
-      for k = 1, 7 do
+      local values = {R.perMs, R.ceiling, R.cutAt, R.s, R.v, R.streak, R.refusedAt, R.granted}
+      for k = 1, 8 do
         set[#set + 1] = RATE_FIELDS[k]
         set[#set + 1] = string.format('%.17g', values[k])
       end
     elseif had_rate then
-      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr')
+      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg')
     end
     if A then
       set[#set + 1] = 'ac'
