@@ -6,7 +6,7 @@ import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { gcra } from '../../src/index.js';
 import { createPacer } from '../../src/pacer/index.js';
 import { decide, normalize, observe } from '../../src/stores/bucket-state.js';
-import { RatePart, rateAt } from '../../src/stores/shared-rate.js';
+import { RatePart, rateAt, type SharedRate } from '../../src/stores/shared-rate.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { fakeStore } from '../support/fake-store.js';
 import { driveNetwork, network, trackCalls } from '../support/counting-servers.js';
@@ -23,6 +23,11 @@ function grantedState(count: number, everyMs: number, start = 0) {
   const state = normalize(undefined, limits, start);
   for (let i = 0; i < count; i++) decide(state, limits, start + i * everyMs, [1], false);
   return state;
+}
+
+/** A shared rate of `perMs` below a `ceiling`, cut at 0 and owing nothing. */
+function cutAtZero(perMs: number, ceiling: number): SharedRate {
+  return { perMs, ceiling, cutAt: 0, stamp: 0, debt: 0, streak: 0, refusedAt: 0, granted: 0 };
 }
 
 describe('the rate a store learns from bare refusals', () => {
@@ -133,16 +138,7 @@ describe('the rate a store learns from bare refusals', () => {
 
   it('lets a client that came late for its permit take one more at once, and no more', () => {
     // 50 per second (a permit every 20 ms), at its ceiling's HEADROOM and above: it stays.
-    const rate = {
-      perMs: 0.05,
-      ceiling: 0.05,
-      cutAt: 0,
-      stamp: 0,
-      debt: 0,
-      streak: 0,
-      refusedAt: 0,
-      granted: 0,
-    };
+    const rate = cutAtZero(0.05, 0.05);
     const part = new RatePart(rate);
     expect(part.decide(0, 1, true).allowed).toBe(true);
     expect(part.decide(20, 1, true).allowed).toBe(true);
@@ -172,16 +168,7 @@ describe('the rate a store learns from bare refusals', () => {
   });
 
   it('approaches HEADROOM of its ceiling, and raises the ceiling after RAISE_MS without a refusal', () => {
-    const rate = {
-      perMs: 0.03,
-      ceiling: 0.05,
-      cutAt: 0,
-      stamp: 0,
-      debt: 0,
-      streak: 0,
-      refusedAt: 0,
-      granted: 0,
-    };
+    const rate = cutAtZero(0.03, 0.05);
     const target = 0.05 * AIMD.HEADROOM;
     expect(rateAt(rate, AIMD.APPROACH_MS)).toBeCloseTo(target - (target - 0.03) / 2);
     expect(rateAt(rate, AIMD.RAISE_MS - 1)).toBeLessThanOrEqual(target);
