@@ -157,11 +157,11 @@ export function raisedBy(elapsed: number): number {
  * ms late for most (three processes on Redis against real HAProxy ran at 0.85-0.89x of its
  * rate where 0.95x was paced).
  */
-function debtAt(rate: SharedRate, at: number): number {
+function debtAt(rate: SharedRate, at: number, spacing = 1 / rateAt(rate, at)): number {
   const elapsed = at - rate.stamp;
   if (!(elapsed > 0)) return rate.debt;
   const debt = rate.debt - elapsed;
-  const credit = -LATE_PERMITS / rateAt(rate, at);
+  const credit = -LATE_PERMITS * spacing;
   return debt > credit ? debt : credit;
 }
 
@@ -174,8 +174,9 @@ export const LATE_PERMITS = 1;
  * refusals, not a wall of them), up to `MAX_PAUSE_MS`; or longer if it owed more.
  */
 function pause(rate: SharedRate, now: number): void {
-  const owed = debtAt(rate, now);
-  const pauseMs = Math.min(AIMD.MAX_PAUSE_MS, AIMD.PAUSE_GROWTH ** rate.streak / rateAt(rate, now));
+  const spacing = 1 / rateAt(rate, now);
+  const owed = debtAt(rate, now, spacing);
+  const pauseMs = Math.min(AIMD.MAX_PAUSE_MS, AIMD.PAUSE_GROWTH ** rate.streak * spacing);
   rate.debt = owed > pauseMs ? owed : pauseMs;
   rate.stamp = now;
 }
@@ -250,7 +251,7 @@ export class RatePart {
   decide(now: number, cost: number, take: boolean): Decision {
     if (cost === 0) return allow(0, 0, 1);
     const spacing = 1 / rateAt(this.rate, now);
-    const debt = debtAt(this.rate, now);
+    const debt = debtAt(this.rate, now, spacing);
     if (debt > EPSILON * spacing) return deny('rate', wholeMs(debt), 0, wholeMs(debt), 1);
     const after = debt + cost * spacing;
     if (take) {
@@ -263,7 +264,8 @@ export class RatePart {
 
   /** As `LearnedPart.adjust`: a charge is debt, a give-back cancels debt (never below none). */
   adjust(now: number, amount: number): void {
-    const debt = debtAt(this.rate, now) + amount / rateAt(this.rate, now);
+    const spacing = 1 / rateAt(this.rate, now);
+    const debt = debtAt(this.rate, now, spacing) + amount * spacing;
     this.rate.debt = debt > 0 ? debt : 0;
     if (now > this.rate.stamp) this.rate.stamp = now;
   }

@@ -228,18 +228,18 @@ local function rate_at(r, at)
   if approached < doubled then return approached end
   return doubled
 end
-local function rdebt(r, at)
+local function rdebt(r, at, spacing)
   local elapsed = at - r.s
   if not (elapsed > 0) then return r.v end
   local debt = r.v - elapsed
-  local credit = -${LATE_PERMITS} / rate_at(r, at)
+  local credit = -${LATE_PERMITS} * spacing
   if debt > credit then return debt end
   return credit
 end
 local function decide_rate(r, cost)
   if cost == 0 then return {1, 0, 0, 0, 1, 0}, nil end
   local spacing = 1 / rate_at(r, now)
-  local d = rdebt(r, now)
+  local d = rdebt(r, now, spacing)
   if d > EPS * spacing then return {0, 0, wholems(d), wholems(d), 1, 1} end
   local after = d + cost * spacing
   return {1, 0, 0, wholems(after), 1, 0}, after
@@ -270,8 +270,9 @@ local function sampled_per_ms(in_flight)
 end
 local own_per_ms = P[1].limit / P[1].window
 local function pause(r)
-  local owed = rdebt(r, now)
-  local ms = math.min(${AIMD.MAX_PAUSE_MS}, ${AIMD.PAUSE_GROWTH} ^ r.streak / rate_at(r, now))
+  local spacing = 1 / rate_at(r, now)
+  local owed = rdebt(r, now, spacing)
+  local ms = math.min(${AIMD.MAX_PAUSE_MS}, ${AIMD.PAUSE_GROWTH} ^ r.streak * spacing)
   if owed > ms then r.v = owed else r.v = ms end
   r.s = now
 end
@@ -434,7 +435,8 @@ elseif op == 'd' then
         if now > l.s then l.s = now end
       end
       if i == 1 and R then
-        R.v = math.max(0, rdebt(R, now) + amount / rate_at(R, now))
+        local spacing = 1 / rate_at(R, now)
+        R.v = math.max(0, rdebt(R, now, spacing) + amount * spacing)
         if now > R.s then R.s = now end
       end
       changed = true
@@ -461,7 +463,7 @@ if changed then
     end
   end
   if R then
-    local r = math.max(rdebt(R, now), R.cutAt + ${AIMD.RAISE_MS} - now)
+    local r = math.max(rdebt(R, now, 1 / rate_at(R, now)), R.cutAt + ${AIMD.RAISE_MS} - now)
     if r > rest then rest = r end
   end
   -- Admissions are kept for the rate a first refusal makes (restsAt in bucket-state.ts).
