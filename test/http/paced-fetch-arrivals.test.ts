@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
-import { createManualClock } from '../../src/testing/index.js';
 import {
   COUNTING_DIALECTS,
   COUNTING_SCHEMES,
-  countingServer,
   driveNetwork,
-  network,
+  servedThroughNetwork,
 } from '../support/counting-servers.js';
-import { server } from '../support/msw.js';
 
 // Issue 12: a paced fetch configured to the server's published limit, with the defaults, earns
 // no refusal from a server that counts arrivals, whichever way it counts, through a network that
@@ -24,10 +21,14 @@ describe('the published limit, counted arrival-safe by default', () => {
   for (const scheme of SCHEMES) {
     for (const dialect of DIALECTS) {
       it(`earns no refusal from a ${scheme} server (${dialect}) through a jittery network`, async () => {
-        const clock = createManualClock();
-        const backend = countingServer({ clock, scheme, limit: LIMIT, windowMs: 1000, dialect });
-        server.use(backend.handler);
-        const net = network({ clock, delayMs: [5, 60], seed: 3 });
+        const { clock, backend, net } = servedThroughNetwork({
+          scheme,
+          limit: LIMIT,
+          windowMs: 1000,
+          dialect,
+          delayMs: [5, 60],
+          seed: 3,
+        });
         const pacedFetch = createPacedFetch({
           limits: { limit: LIMIT, windowMs: 1000 },
           fetch: net.fetch,

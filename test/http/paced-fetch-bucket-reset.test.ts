@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
-import { createManualClock } from '../../src/testing/index.js';
-import { countingServer, driveNetwork, network, trackCalls } from '../support/counting-servers.js';
-import { server } from '../support/msw.js';
+import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
 
 // A GCRA of 20 per second (redis-cell, throttled) that answers `X-RateLimit-Limit`,
 // `-Remaining` and a fractional Unix `X-RateLimit-Reset` (koa-ratelimit's form): its reset is
@@ -22,16 +20,14 @@ describe('a bucket whose reset reads as a window', () => {
   ])(
     'is learned as a bucket from the next answers ($name, seed $seed)',
     async ({ options, seed }) => {
-      const clock = createManualClock();
-      const backend = countingServer({
-        clock,
+      const { clock, backend, net } = servedThroughNetwork({
         scheme: 'gcra',
         limit: 20,
         windowMs: 1_000,
         dialect: 'x-ratelimit-fractional',
+        delayMs: [5, 60],
+        seed,
       });
-      server.use(backend.handler);
-      const net = network({ clock, delayMs: [5, 60], seed });
       const pacedFetch = createPacedFetch({
         ...(options as Partial<PacedFetchOptions>),
         fetch: net.fetch,

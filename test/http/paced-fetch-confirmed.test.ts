@@ -1,9 +1,7 @@
 import { expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { slidingWindow } from '../../src/index.js';
-import { createManualClock } from '../../src/testing/index.js';
-import { countingServer, driveNetwork, network, trackCalls } from '../support/counting-servers.js';
-import { server } from '../support/msw.js';
+import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
 
 // A client configured with a sliding-window counter of the server's own limit (20 per second)
 // against a fixed window that opens at the first request and says `x-ratelimit-reset` in whole
@@ -14,16 +12,14 @@ import { server } from '../support/msw.js';
 // of the rate after it, `npm run bench:servers`). A named `slidingLog` counts at arrival in a
 // paced fetch now, and is not refused here.
 it('learns its own policy counted arrival-safe when refused at the edge of a window the server confirmed, not the refusal sample', async () => {
-  const clock = createManualClock();
-  const backend = countingServer({
-    clock,
+  const { clock, backend, net } = servedThroughNetwork({
     scheme: 'fixed-window',
     limit: 20,
     windowMs: 1_000,
     dialect: 'x-ratelimit-delta',
+    delayMs: [5, 60],
+    seed: 3,
   });
-  server.use(backend.handler);
-  const net = network({ clock, delayMs: [5, 60], seed: 3 });
   const pacedFetch = createPacedFetch({
     limits: { limit: 20, windowMs: 1_000, algorithm: slidingWindow },
     fetch: net.fetch,

@@ -8,14 +8,12 @@ import { createPacer, type Pacer, RateLimitError } from '../../src/pacer/index.j
 import { createManualClock } from '../../src/testing/index.js';
 import {
   type CountingServerOptions,
-  countingServer,
   driveNetwork,
-  network,
+  servedThroughNetwork,
   trackCalls,
 } from '../support/counting-servers.js';
 import { fakeStore } from '../support/fake-store.js';
 import { turn } from '../support/flush.js';
-import { server } from '../support/msw.js';
 
 const ORIGIN = 'https://api.test';
 
@@ -30,10 +28,14 @@ async function threeOnOneStore(
   limits: PolicyInput,
   dialect: CountingServerOptions['dialect'] = 'none',
 ) {
-  const clock = createManualClock();
-  const backend = countingServer({ clock, ...scheme, limit: 60, windowMs: 1_000, dialect });
-  server.use(backend.handler);
-  const net = network({ clock, delayMs, seed: 7 });
+  const { clock, backend, net } = servedThroughNetwork({
+    ...scheme,
+    limit: 60,
+    windowMs: 1_000,
+    dialect,
+    delayMs,
+    seed: 7,
+  });
   const fake = fakeStore({ now: clock.now });
   const clients = [1, 2, 3].map((seed) =>
     createPacedFetch({

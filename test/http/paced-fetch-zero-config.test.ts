@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
-import { createManualClock } from '../../src/testing/index.js';
 import {
   type CountingDialect,
   type CountingScheme,
-  countingServer,
   driveNetwork,
-  network,
+  servedThroughNetwork,
 } from '../support/counting-servers.js';
-import { server } from '../support/msw.js';
 
 // Issue 12, zero configuration: `createPacedFetch()` with no limits starts every key with one
 // request in flight (slow start), grows by one per answer, and learns the rest from the server:
@@ -19,10 +16,14 @@ const CALLS = 100;
 const ORIGIN = 'https://api.test';
 
 async function run(scheme: CountingScheme, dialect: CountingDialect, calls = CALLS, seed = 11) {
-  const clock = createManualClock();
-  const backend = countingServer({ clock, scheme, limit: LIMIT, windowMs: 1000, dialect });
-  server.use(backend.handler);
-  const net = network({ clock, delayMs: [5, 60], seed });
+  const { clock, backend, net } = servedThroughNetwork({
+    scheme,
+    limit: LIMIT,
+    windowMs: 1000,
+    dialect,
+    delayMs: [5, 60],
+    seed,
+  });
   const pacedFetch = createPacedFetch({ fetch: net.fetch, clock, wallClock: backend.wallClock });
   let settled = 0;
   const sent = Array.from({ length: calls }, (_, i) =>

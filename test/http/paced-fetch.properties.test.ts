@@ -14,15 +14,13 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { slidingLog } from '../../src/index.js';
-import { createManualClock } from '../../src/testing/index.js';
 import {
   COUNTING_DIALECTS,
   COUNTING_SCHEMES,
   type CountingDialect,
   type CountingScheme,
-  countingServer,
   driveNetwork,
-  network,
+  servedThroughNetwork,
 } from '../support/counting-servers.js';
 import { fakeStore } from '../support/fake-store.js';
 import { server } from '../support/msw.js';
@@ -100,12 +98,17 @@ type Client = 'published' | 'sliding-log' | 'generous' | 'zero-config';
  */
 async function run(client: Client, scenario: Scenario, onOneStore = 1) {
   const { scheme, dialect, limit, windowMs, delayMs, seed, burst } = scenario;
-  const clock = createManualClock();
   const told = burst === undefined ? {} : { burst };
-  const backend = countingServer({ clock, scheme, limit, windowMs, dialect, ...told });
   server.resetHandlers();
-  server.use(backend.handler);
-  const net = network({ clock, delayMs, seed });
+  const { clock, backend, net } = servedThroughNetwork({
+    scheme,
+    limit,
+    windowMs,
+    dialect,
+    ...told,
+    delayMs,
+    seed,
+  });
   // Several paced fetches (processes, tabs) share one store, the calls dealt out in turn.
   const store = onOneStore > 1 ? { store: fakeStore({ now: clock.now }).store } : {};
   const pacedFetches = Array.from({ length: onOneStore }, (_, k) =>

@@ -5,7 +5,7 @@ import { createPacer, type Pacer, slidingLog } from '../../src/index.js';
 import { isRateLimitError } from '../../src/pacer/errors.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { limitedBackend, stampedFetch } from '../support/backends.js';
-import { countingServer, driveNetwork, network, trackCalls } from '../support/counting-servers.js';
+import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
 import { drive } from '../support/flush.js';
 import { server } from '../support/msw.js';
 
@@ -67,17 +67,15 @@ describe('createPacedFetch in queue mode', () => {
 describe('a paced fetch naming slidingLog', () => {
   /** 300 calls at once to a sliding log of 60 per second, 5-60 ms away each way, seed 8. */
   async function throughJitter(pacerOn?: (clock: ManualClock) => Pacer) {
-    const clock = createManualClock();
-    const pacer = pacerOn?.(clock);
-    const backend = countingServer({
-      clock,
+    const { clock, backend, net } = servedThroughNetwork({
       scheme: 'sliding-log',
       limit: 60,
       windowMs: 1_000,
       dialect: 'none',
+      delayMs: [5, 60],
+      seed: 8,
     });
-    server.use(backend.handler);
-    const net = network({ clock, delayMs: [5, 60], seed: 8 });
+    const pacer = pacerOn?.(clock);
     const pacedFetch = createPacedFetch({
       ...(pacer === undefined
         ? { limits: { limit: 60, windowMs: 1_000, algorithm: slidingLog }, clock }

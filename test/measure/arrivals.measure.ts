@@ -1,15 +1,13 @@
 import { it } from 'vitest';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
 import { tokenBucket } from '../../src/index.js';
-import { createManualClock } from '../../src/testing/index.js';
 import {
   COUNTING_DIALECTS,
   COUNTING_SCHEMES,
   type CountingDialect,
   type CountingScheme,
-  countingServer,
   driveNetwork,
-  network,
+  servedThroughNetwork,
   trackCalls,
 } from '../support/counting-servers.js';
 import { server } from '../support/msw.js';
@@ -69,10 +67,14 @@ async function runOne(
   delayMs: readonly [number, number],
   client: Partial<PacedFetchOptions>,
 ): Promise<{ refusals: number; late: number; failed: number; makespanMs: number; rate: number }> {
-  const clock = createManualClock();
-  const backend = countingServer({ clock, scheme, limit: LIMIT, windowMs: WINDOW_MS, dialect });
-  server.use(backend.handler);
-  const net = network({ clock, delayMs, seed: 7 });
+  const { clock, backend, net } = servedThroughNetwork({
+    scheme,
+    limit: LIMIT,
+    windowMs: WINDOW_MS,
+    dialect,
+    delayMs,
+    seed: 7,
+  });
   const pacedFetch = createPacedFetch({
     ...client,
     fetch: net.fetch,

@@ -2,8 +2,7 @@ import { it } from 'vitest';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
 import { slidingLog } from '../../src/index.js';
-import { createManualClock } from '../../src/testing/index.js';
-import { countingServer, driveNetwork, network, trackCalls } from '../support/counting-servers.js';
+import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
 import { server } from '../support/msw.js';
 import {
   BARE_SERVERS,
@@ -37,16 +36,14 @@ async function runOne(
   client: Partial<PacedFetchOptions>,
   seed: number,
 ) {
-  const clock = createManualClock();
-  const backend = countingServer({
-    clock,
+  const { clock, backend, net } = servedThroughNetwork({
     ...scheme,
     limit: RATE,
     windowMs: 1_000,
     dialect: 'none',
+    delayMs,
+    seed,
   });
-  server.use(backend.handler);
-  const net = network({ clock, delayMs, seed });
   const pacedFetch = createPacedFetch({
     ...client,
     fetch: net.fetch,

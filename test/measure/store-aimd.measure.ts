@@ -1,8 +1,7 @@
 import { it } from 'vitest';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
-import { createManualClock } from '../../src/testing/index.js';
-import { countingServer, driveNetwork, network, trackCalls } from '../support/counting-servers.js';
+import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
 import { fakeStore } from '../support/fake-store.js';
 import { server } from '../support/msw.js';
 import {
@@ -34,16 +33,14 @@ const ORIGIN = 'https://api.test';
 const SERVERS = Object.entries(BARE_SERVERS).filter(([name]) => name !== 'sliding log');
 
 async function runOne(scheme: Scheme, delayMs: readonly [number, number], seed: number) {
-  const clock = createManualClock();
-  const backend = countingServer({
-    clock,
+  const { clock, backend, net } = servedThroughNetwork({
     ...scheme,
     limit: RATE,
     windowMs: 1_000,
     dialect: 'none',
+    delayMs,
+    seed,
   });
-  server.use(backend.handler);
-  const net = network({ clock, delayMs, seed });
   const fake = fakeStore({ now: clock.now });
   const trace: string[] = [];
   const clients = Array.from({ length: PACERS }, (_, i) =>

@@ -1,7 +1,8 @@
 import { HttpResponse, http } from 'msw';
-import type { ManualClock } from '../../src/testing/index.js';
+import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { turn } from './flush.js';
+import { server } from './msw.js';
 
 /**
  * Rate-limited servers that count the way real ones do, **at arrival time**, for tests that put a
@@ -258,6 +259,22 @@ export interface NetworkOptions {
   readonly delayMs: readonly [number, number];
   /** Seed of the delays, so a run can be reproduced. @default 1 */
   readonly seed?: number;
+}
+
+/**
+ * A counting server on the msw server, behind a network on a fresh manual clock: what every test
+ * that puts delay between a paced client and a server starts with. `delayMs` and `seed` are the
+ * network's (see `network`), the rest the server's.
+ */
+export function servedThroughNetwork(
+  options: Omit<CountingServerOptions, 'clock'> & Omit<NetworkOptions, 'clock'>,
+) {
+  const { delayMs, seed, ...served } = options;
+  const clock = createManualClock();
+  const backend = countingServer({ clock, ...served });
+  server.use(backend.handler);
+  const net = network({ clock, delayMs, ...(seed === undefined ? {} : { seed }) });
+  return { clock, backend, net };
 }
 
 /**
