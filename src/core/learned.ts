@@ -174,6 +174,11 @@ export class WithLearned implements Strategy {
     this.learned?.counter.lowerRemaining(now, remaining, sentAt);
   }
 
+  heardRoom(now: number, remaining: number, limit: number, sentAt: number): void {
+    this.base.heardRoom?.(now, remaining, limit, sentAt);
+    this.learned?.counter.heardRoom?.(now, remaining, limit, sentAt);
+  }
+
   catchUp(now: number, lateMs: number): void {
     this.base.catchUp?.(now, lateMs);
     this.learned?.counter.catchUp?.(now, lateMs);

@@ -135,6 +135,7 @@ export function applySignal(
       if (ends === undefined || ends >= now + windowMs) {
         learned.counter.lowerRemaining(now, remaining);
       }
+      heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
       if (remaining === 0 && ends !== undefined && hasCredit(states, key, now)) {
         const reopens = learned.openedAt + windowMs;
         states.blockUntil(key, reopens > now && reopens < ends ? reopens : ends);
@@ -174,6 +175,23 @@ export function applySignal(
   // A slow start reads a count by the time its request was sent (`SlowStart.lowerRemaining`).
   const sentAt = signal.kind === 'quota' ? signal.sentAt : undefined;
   states.stateFor(key, now)?.lowerRemaining(now, remaining, sentAt);
+  heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
+}
+
+/**
+ * A count of the server's (`remaining` of `limit`, of a request sent at `sentAt`) is room for
+ * the key's arrival-safe counts of that limit (`ArrivalSafe.heardRoom`), when both are known.
+ */
+function heardRoom(
+  states: KeyStates,
+  key: string,
+  now: number,
+  remaining: number,
+  limit: number | undefined,
+  sentAt: number | undefined,
+): void {
+  if (limit === undefined || sentAt === undefined) return;
+  states.stateOf(key)?.heardRoom?.(now, remaining, limit, sentAt);
 }
 
 /**

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { arrivalSafe, createPacer, createRateLimiter, perSecond } from '../../src/index.js';
+import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 const SAFE = { algorithm: arrivalSafe } as const;
@@ -196,6 +197,81 @@ describe("the 'arrival-safe' algorithm", () => {
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("the server's count as room", () => {
+  /**
+   * 4 per second: two at 0 and two at 100, answered at 100, 900, 950 and 950, so the log is
+   * full until 1101; the fifth goes then and is answered at 1150, where the server may tell
+   * its count. Without a count the next permit waits for the log, until 900 + 1001.
+   */
+  function fullLog() {
+    const clock = createManualClock();
+    // A pacer's limiter, which hears the server (`feedback`).
+    const limiter = createPacerLimiter({ limits: perSecond(4, SAFE), clock });
+    limiter.tryAcquire('api');
+    limiter.tryAcquire('api');
+    clock.set(100);
+    limiter.settle('api');
+    limiter.tryAcquire('api');
+    limiter.tryAcquire('api');
+    clock.set(900);
+    limiter.settle('api');
+    clock.set(950);
+    limiter.settle('api', 2);
+    clock.set(1_101);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    clock.set(1_150);
+    limiter.settle('api');
+    return { clock, limiter };
+  }
+
+  it('takes what the count leaves after every permit that may arrive after it, at the spacing, without waiting for answers', () => {
+    const { clock, limiter } = fullLog();
+    expect(limiter.peek('api')).toMatchObject({ allowed: false, retryAfterMs: 751 });
+    // The fifth request, sent at 1101, was the server's first of a new window: 3 left. It is
+    // itself answered since it was sent, so 2 are room.
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 3, limit: 4, sentAt: 1_101 });
+    // The room waits for the spacing only (one permit per 250 ms from the last take).
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 201 });
+    clock.set(1_351);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    clock.set(1_601);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    // The room is spent: the log again, where the two in flight count too, until the answers
+    // at 950 are a window and 1 ms old.
+    clock.set(1_851);
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 100 });
+  });
+
+  it('is none for a count of another limit, a request sent a window ago, or permits in flight', () => {
+    const other = fullLog();
+    other.limiter.feedback.observe('api', {
+      kind: 'quota',
+      remaining: 30,
+      limit: 40,
+      sentAt: 1_101,
+    });
+    expect(other.limiter.peek('api')).toMatchObject({ allowed: false, retryAfterMs: 751 });
+
+    const old = fullLog();
+    old.limiter.feedback.observe('api', { kind: 'quota', remaining: 3, limit: 4, sentAt: 150 });
+    expect(old.limiter.peek('api')).toMatchObject({ allowed: false, retryAfterMs: 751 });
+
+    // Two more taken on the room, one answered and one in flight when a later count says 3:
+    // both may arrive after it (and the request counted), so no room is left.
+    const busy = fullLog();
+    busy.limiter.feedback.observe('api', { kind: 'quota', remaining: 3, limit: 4, sentAt: 1_101 });
+    busy.clock.set(1_351);
+    busy.limiter.tryAcquire('api');
+    busy.clock.set(1_601);
+    busy.limiter.tryAcquire('api');
+    busy.clock.set(1_620);
+    busy.limiter.settle('api');
+    busy.limiter.feedback.observe('api', { kind: 'quota', remaining: 3, limit: 4, sentAt: 1_101 });
+    busy.clock.set(1_851);
+    expect(busy.limiter.peek('api')).toMatchObject({ allowed: false });
   });
 });
 

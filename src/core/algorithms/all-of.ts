@@ -44,6 +44,10 @@ export class AllOf implements Strategy {
     for (const part of this.#parts) part.settle?.(now, cost);
   }
 
+  heardRoom(now: number, remaining: number, limit: number, sentAt: number): void {
+    for (const part of this.#parts) part.heardRoom?.(now, remaining, limit, sentAt);
+  }
+
   catchUp(now: number, lateMs: number): void {
     for (const part of this.#parts) part.catchUp?.(now, lateMs);
   }

@@ -31,14 +31,19 @@ export class SlidingLog implements Strategy, Admits {
     return this.log[slot < size ? slot : slot - size] as number;
   }
 
-  /** How many of the oldest entries are out of the window at `now` (a binary search). */
+  /** How many of the oldest entries are out of the window at `now`. */
   private expiredAt(now: number): number {
-    const edge = now - this.policy.windowMs;
+    return this.countBefore(now - this.policy.windowMs, true);
+  }
+
+  /** How many of the oldest entries are before `at`, or at it too if `inclusive` (a binary search). */
+  private countBefore(at: number, inclusive: boolean): number {
     let low = 0;
     let high = this.count;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (this.entry(mid) <= edge) low = mid + 1;
+      const entry = this.entry(mid);
+      if (entry < at || (inclusive && entry === at)) low = mid + 1;
       else high = mid;
     }
     return low;
@@ -91,6 +96,11 @@ export class SlidingLog implements Strategy, Admits {
     if (this.count === 0) return now;
     const at = this.entry(this.count - 1) + this.policy.windowMs;
     return at > now ? at : now;
+  }
+
+  /** Entries the log still holds from `since` on. */
+  countSince(since: number): number {
+    return this.count - this.countBefore(since, false);
   }
 
   lowerRemaining(now: number, remaining: number): void {

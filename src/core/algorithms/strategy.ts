@@ -38,6 +38,13 @@ export interface Strategy {
    */
   lowerRemaining(now: number, remaining: number, sentAt?: number): void;
   /**
+   * The server counted `remaining` more of its `limit` at the arrival of a request sent at
+   * `sentAt` (pacer time, after its take). Only algorithms that count a permit until its answer
+   * (`ArrivalSafe`) listen, and only to a count of their own limit: it is room they may take
+   * at once (see `ArrivalSafe.heardRoom`).
+   */
+  heardRoom?(now: number, remaining: number, limit: number, sentAt: number): void;
+  /**
    * `cost` permits taken earlier were answered at `now` (their task ended). Only algorithms
    * that count a permit until its answer (`ArrivalSafe`) listen; the others count at the take.
    */
