@@ -10,7 +10,10 @@ export const MAX_DELAY_MS = 2_147_483_647;
 /** The server's count for a key (`RateLimit-Remaining`/`-Reset`, `X-RateLimit-*`). */
 export interface QuotaSignal {
   readonly kind: 'quota';
-  /** Permits the server says are left: lowers local credit to at most this, never raises it. */
+  /**
+   * Permits the server says are left: lowers local credit to at most this, never raises it. With
+   * `limit` and `sentAt`, room for an arrival-safe policy of that limit (`Strategy.heardRoom`).
+   */
   readonly remaining: number;
   /** ms until the server's quota resets; with `remaining: 0` the key is blocked that long. */
   readonly resetMs?: number | undefined;

@@ -235,6 +235,11 @@ describe("the server's count as room", () => {
     limiter.feedback.observe('api', { kind: 'quota', remaining: 3, limit: 4, sentAt: 1_101 });
     // The room waits for the spacing only (one permit per 250 ms from the last take).
     expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 201 });
+    // The level is the spacing's credit (49 ms of 4 per second), not the room: the pacer reads
+    // it for the moment within the last ms its permit exists (a room in the level put that
+    // moment in the past, and every timer woke up to 1 ms late: 0.97x of a real fixed window's
+    // rate, where 0.99x without the room).
+    expect(limiter.level('api')).toBeCloseTo(0.196, 6);
     clock.set(1_351);
     expect(limiter.tryAcquire('api').allowed).toBe(true);
     clock.set(1_601);

@@ -151,9 +151,10 @@ export class ArrivalSafe implements Strategy {
 
   level(now: number): number {
     this.lapse(now);
-    const counted = this.log.level(now) - this.open;
+    // The room lifts the count, never the spacing (see `heardRoom`).
+    const counted = Math.max(this.log.level(now) - this.open, this.room);
     const spaced = this.tokensAt(now);
-    return Math.max(0, counted < spaced ? counted : spaced, this.room);
+    return Math.max(0, counted < spaced ? counted : spaced);
   }
 
   tryAcquire(now: number, cost: number): Decision {
@@ -189,8 +190,8 @@ export class ArrivalSafe implements Strategy {
       if (open > 0 && open + cost > burst) countedMs = wholeMs(interval);
       else countedMs = wholeMs(this.tatAt(now) + (open + cost - burst) * interval - now);
     }
-    const counted = Math.floor(Math.min(this.log.level(now) - open, tokens));
-    const remaining = Math.max(0, counted > this.room ? counted : this.room);
+    const counted = Math.max(this.log.level(now) - open, this.room);
+    const remaining = Math.max(0, Math.floor(counted < tokens ? counted : tokens));
     // Behind answers still to come the state rests two windows after them at the earliest.
     const resetMs = wholeMs(open > 0 ? 2 * windowMs : this.restsAt(now) - now);
     if (spacedMs === 0 && countedMs === 0) {

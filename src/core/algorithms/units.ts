@@ -127,11 +127,6 @@ export class Units implements Strategy {
     (this.parts[0] as Strategy).catchUp?.(now, lateMs);
   }
 
-  /** The server's count of the main unit (see `Strategy.heardRoom`). */
-  heardRoom(now: number, remaining: number, limit: number, sentAt: number): void {
-    (this.parts[0] as Strategy).heardRoom?.(now, remaining, limit, sentAt);
-  }
-
   /** Permits of the main unit taken earlier were answered (see `Strategy.settle`). */
   settle(now: number, cost: number): void {
     (this.parts[0] as Strategy).settle?.(now, cost);
