@@ -2,10 +2,9 @@ import { strategyFor } from './algorithms/index.js';
 import { arrivalSafe } from './algorithms/arrival-safe.js';
 import { slidingLog } from './algorithms/sliding-log.js';
 import { slidingWindow } from './algorithms/sliding-window.js';
-import type { Strategy } from './algorithms/strategy.js';
+import { inUseOf, type Strategy } from './algorithms/strategy.js';
 import { tokenBucket } from './algorithms/token-bucket.js';
 import type { CompiledPolicy } from './compile.js';
-import { EPSILON } from './decision.js';
 import { type LearnedLimit, type LearnedSource, WithLearned } from './learned.js';
 import { type Algorithm, resolvePolicy } from './policy.js';
 import { MAX_DELAY_MS } from './signal.js';
@@ -116,10 +115,7 @@ export function adopt(
   // length, not the server's (59 per 3.1 s after a long sample), and carried over they held
   // the key a whole such window after the block ended.
   const respaced = source === 'rate' && burst.burst === 1 && current?.policy.source === 'rate';
-  const inUse =
-    how.inUseUntilBlockEnds === true || respaced
-      ? 0
-      : Math.ceil(before.capacity - before.level(now) - EPSILON);
+  const inUse = how.inUseUntilBlockEnds === true || respaced ? 0 : inUseOf(before, now, window);
   if (inUse > 0) counter.lowerRemaining(now, Math.max(0, limit - inUse));
   const learned: LearnedLimit = {
     counter,

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { AIMD } from '../../src/core/learning.js';
 import type { ServerSignal } from '../../src/core/signal.js';
 import { SLOW_START } from '../../src/core/slow-start.js';
-import { gcra, type Policy, type PolicyInput, perSecond, slidingLog } from '../../src/index.js';
+import {
+  arrivalSafe,
+  gcra,
+  type Policy,
+  type PolicyInput,
+  perSecond,
+  slidingLog,
+} from '../../src/index.js';
 import { createPacerLimiter, type PacerLimiter } from '../../src/core/pacer-limiter.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { schemeCounter } from '../support/counting-servers.js';
@@ -60,6 +67,33 @@ describe('observe adopting the policy the server advertises', () => {
     });
     // Its own policy still decides: 3 left, not 93.
     expect(drain(tight.limiter, 'api')).toBe(3);
+  });
+
+  it('counts in use what its arrival-safe policy took within the window, not what its spacing holds back', () => {
+    // A paced fetch's own policy (10x too generous): its first requests were refused (another
+    // client spent the server's window), and when the window turned, the answer of the next
+    // one told the server's policy. Its own spacing lets one go per 1.7 ms by then, which read
+    // as 599 of 600 in use carried a whole window of the learned 60 into it.
+    const { clock, limiter } = setup(perSecond(600, { algorithm: arrivalSafe }));
+    clock.set(50);
+    limiter.tryAcquire('api');
+    clock.set(51);
+    limiter.settle('api');
+    limiter.tryAcquire('api');
+    clock.set(52);
+    limiter.settle('api');
+    // The pause after an answer ends the first window's credit: one request per 1.7 ms.
+    clock.set(1_001);
+    expect(limiter.level('api')).toBe(1);
+    limiter.tryAcquire('api');
+    clock.set(1_002);
+    limiter.settle('api');
+    limiter.feedback.observe('api', { kind: 'policy', remaining: 59, limit: 60, windowMs: 1000 });
+    // The three it sent within the window are in use, and the learned policy's first window
+    // lets the rest go, at the key's own spacing (not a window later).
+    clock.set(1_003);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    expect(limiter.policyOf('api').learned).toMatchObject({ limit: 60, windowMs: 1000 });
   });
 
   it('keeps its count while the server says the same policy, and replaces a changed one', () => {

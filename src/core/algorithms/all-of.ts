@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import type { Strategy } from './strategy.js';
+import { inUseOf, type Strategy } from './strategy.js';
 
 /**
  * Several policies on one key (`[perSecond(10), perDay(1000)]`): a request is allowed only if
@@ -42,6 +42,10 @@ export class AllOf implements Strategy {
 
   settle(now: number, cost: number): void {
     for (const part of this.#parts) part.settle?.(now, cost);
+  }
+
+  inUse(now: number, windowMs: number): number {
+    return Math.max(...this.#parts.map((part) => inUseOf(part, now, windowMs)));
   }
 
   heardRoom(now: number, remaining: number, limit: number, sentAt: number): void {

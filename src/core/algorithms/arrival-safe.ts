@@ -215,6 +215,17 @@ export class ArrivalSafe implements Strategy {
   }
 
   /**
+   * The permits open and answered within `windowMs` (at most the log's): its level is the
+   * spacing's after the first window (when the next may go), and read as what is in use it
+   * carried a whole window of permits into a policy learned after a pause (a client whose first
+   * requests a spent window refused, then told the server's policy, waited a window more).
+   */
+  inUse(now: number, windowMs: number): number {
+    const logged = this.log.policy.windowMs;
+    return this.open + this.log.countSince(now - (windowMs < logged ? windowMs : logged));
+  }
+
+  /**
    * The server counted `remaining` more of `limit` at the arrival of a request sent at `sentAt`
    * (see `Strategy.heardRoom`). Every permit that may arrive after that count takes from it: the
    * ones open now and the ones answered since `sentAt`, the request itself among them (so a

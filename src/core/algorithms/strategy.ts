@@ -1,4 +1,4 @@
-import type { Decision } from '../decision.js';
+import { type Decision, EPSILON } from '../decision.js';
 
 /**
  * One key's counting state under one policy. Every algorithm implements this interface, so the
@@ -38,6 +38,12 @@ export interface Strategy {
    */
   lowerRemaining(now: number, remaining: number, sentAt?: number): void;
   /**
+   * Permits taken within the last `windowMs` (at most the state's own window) and still counted:
+   * what a learned policy of that window that replaces this state starts with (`adopt`). Without
+   * it, `capacity - level`, which a spacing algorithm's level (when the next may go) overstates.
+   */
+  inUse?(now: number, windowMs: number): number;
+  /**
    * The server counted `remaining` more of its `limit` at the arrival of a request sent at
    * `sentAt` (pacer time, after its take). Only algorithms that count a permit until its answer
    * (`ArrivalSafe`) listen, and only to a count of their own limit: it is room they may take
@@ -60,6 +66,13 @@ export interface Strategy {
    * a learned rate that grows (`SampledRate`). Only the learned windows that can grow have it.
    */
   retimed?(windowMs: number): Strategy;
+}
+
+/** `strategy.inUse`, or what its level leaves of its capacity. */
+export function inUseOf(strategy: Strategy, now: number, windowMs: number): number {
+  return (
+    strategy.inUse?.(now, windowMs) ?? Math.ceil(strategy.capacity - strategy.level(now) - EPSILON)
+  );
 }
 
 /** The exact admission test of a strategy at time `at`, with no side effects. */
