@@ -494,7 +494,7 @@ describe("a pacer on a store and a count that names the key's own limit", () => 
     return { clock, limiter };
   }
 
-  it('ends the slow start, where a pacer that hears every answer waits for a window to confirm it', () => {
+  it('ends the slow start, where a pacer that hears every answer waits for the answer that opened a window', () => {
     const shared = onStore(false).limiter;
     // Another client's requests spent most of the server's window: 37 left of 60.
     shared.feedback.observe('api', { kind: 'quota', remaining: 37, limit: 60, sentAt: 0 });
@@ -502,6 +502,10 @@ describe("a pacer on a store and a count that names the key's own limit", () => 
     const alone = onStore(true).limiter;
     alone.feedback.observe('api', { kind: 'quota', remaining: 37, limit: 60, sentAt: 0 });
     expect(alone.policyOf('api').learned).toMatchObject({ source: 'start' });
+    // Its own request opened the server's window (59 left): that confirms it, whether or not its
+    // reset was fine enough to infer the window from (whole Unix seconds are not).
+    alone.feedback.observe('api', { kind: 'quota', remaining: 59, limit: 60, sentAt: 0 });
+    expect(alone.policyOf('api').learned).toBeUndefined();
     // A count naming another limit confirms nothing.
     const other = onStore(false).limiter;
     other.feedback.observe('api', { kind: 'quota', remaining: 37, limit: 100, sentAt: 0 });
