@@ -142,6 +142,17 @@ function refusalContext(wire) {
   return out;
 }
 
+/** The longest time between two sends, and when it began (ms since the start). */
+function longestPause(wire) {
+  const sends = wire.map(([, , sentAt]) => sentAt).sort((a, b) => a - b);
+  let longest = { ms: 0, fromMs: 0 };
+  for (let i = 1; i < sends.length; i++) {
+    const ms = sends[i] - sends[i - 1];
+    if (ms > longest.ms) longest = { ms: Math.round(ms), fromMs: Math.round(sends[i - 1]) };
+  }
+  return longest;
+}
+
 async function runClient({ library, url, requests, client, limits }) {
   const headers = { 'x-bench-client': client };
   const wire = []; // every response that came back: [status, ms since start]
@@ -153,8 +164,10 @@ async function runClient({ library, url, requests, client, limits }) {
     return response;
   };
   const send = () => transport(new Request(url, { headers }));
+  let pacer; // fetch-pacer's, for what it learned
   const pacedFetchOf = (options) => {
     const pacedFetch = createPacedFetch({ ...options, fetch: transport });
+    pacer = pacedFetch.pacer;
     return () => pacedFetch(url, { headers });
   };
   let call;
@@ -204,8 +217,11 @@ async function runClient({ library, url, requests, client, limits }) {
     errors: finals.filter(([s]) => typeof s === 'string').length,
     makespanMs,
     throughputAfter2s,
-    // For a post-mortem: the send times (ms) of the 7 requests before each of the first 5 refusals.
+    // For a post-mortem: the send times (ms) of the 7 requests before each of the first 5 refusals,
+    // the longest time nothing was sent (a stall), and what fetch-pacer learned by the end.
     refusalContext: refusalContext(wire),
+    longestPause: longestPause(wire),
+    ...(pacer === undefined ? {} : { learned: pacer.inspect(new URL(url).origin).learned ?? null }),
   };
 }
 
