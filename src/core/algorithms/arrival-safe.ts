@@ -151,10 +151,15 @@ export class ArrivalSafe implements Strategy {
 
   level(now: number): number {
     this.lapse(now);
-    // The room lifts the count, never the spacing (see `heardRoom`).
-    const counted = Math.max(this.log.level(now) - this.open, this.room);
+    const counted = this.countedAt(now);
     const spaced = this.tokensAt(now);
     return Math.max(0, counted < spaced ? counted : spaced);
+  }
+
+  /** Permits the log leaves beside those open, or the room if more: never the spacing's. */
+  private countedAt(now: number): number {
+    const counted = this.log.level(now) - this.open;
+    return counted > this.room ? counted : this.room;
   }
 
   tryAcquire(now: number, cost: number): Decision {
@@ -190,7 +195,7 @@ export class ArrivalSafe implements Strategy {
       if (open > 0 && open + cost > burst) countedMs = wholeMs(interval);
       else countedMs = wholeMs(this.tatAt(now) + (open + cost - burst) * interval - now);
     }
-    const counted = Math.max(this.log.level(now) - open, this.room);
+    const counted = this.countedAt(now);
     const remaining = Math.max(0, Math.floor(counted < tokens ? counted : tokens));
     // Behind answers still to come the state rests two windows after them at the earliest.
     const resetMs = wholeMs(open > 0 ? 2 * windowMs : this.restsAt(now) - now);
@@ -236,12 +241,15 @@ export class ArrivalSafe implements Strategy {
    * sliding-window counter still weighed them in its next window, and the permits the log then
    * allowed were refused (a property run of issue 12). Through 5-60 ms of jitter, on the manual
    * clock (`npm run measure:arrivals`), 20 per second with counts: a GCRA went from 0.92x of its
-   * rate to 1.00x, fixed windows from 0.91-0.92x to 0.93-0.94x, a sliding-window counter from
-   * 0.82-0.85x to 0.83-0.92x.
+   * rate to 1.00x, fixed windows from 0.91-0.92x to 0.93x, a sliding-window counter from
+   * 0.82-0.84x to 0.85x (the published limit, one seed).
    *
-   * Only a count of this policy's own limit is room, and only one sent within the last window
-   * (the log still holds every answer since). Another client that spends the same server's
-   * window is not seen until its permits show in a later count.
+   * Only a count of this policy's own limit is room, and only one sent within the last window:
+   * the log still holds every answer since. (Of an older one, it may have dropped some, and the
+   * room would be too large; while the log is full that cannot lift it, as the permits it holds
+   * leave no room, but with a `burst` the room passes the GCRA's count of the answers too.)
+   * Another client that spends the same server's window is not seen until its permits show in a
+   * later count.
    */
   heardRoom(now: number, remaining: number, limit: number, sentAt: number): void {
     if (limit !== this.policy.limit || !(sentAt > now - this.policy.windowMs)) return;
