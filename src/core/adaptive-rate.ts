@@ -254,6 +254,11 @@ export class AdaptiveRate implements Strategy, Admits {
         this.sampled = true;
         this.ceiling = Math.min(this.ceiling, Math.max(admitted / spanMs, this.ratePerMs));
         this.ceilingAt = now;
+        // As a cut: the server still counts the window's burst for HOLD_MS (a sliding log
+        // frees one permit per entry that ages out), and a refusal then is no news. Cut for
+        // it, the key read the probes' quiet second as the ceiling (a sliding log of 60 per
+        // second through 5-60 ms of jitter: 34 per second for RAISE_MS, 0.54x).
+        this.cutAt = now;
         this.raises = 0;
         this.ratePerMs = Math.min(this.ratePerMs, this.ceiling) * AIMD.HEADROOM;
       }

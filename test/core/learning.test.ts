@@ -839,6 +839,31 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     );
   });
 
+  it('holds a spent window’s sample for HOLD_MS: a refusal of a request sent right after the admitted probe (the server still counts the burst) cuts nothing', () => {
+    // A sliding log of 60 per second after a burst of 60: each entry frees one permit a
+    // window after it, so the permit after the admitted probe is refused (measure:bare, seed 9:
+    // the cut read the probes' quiet second as the ceiling, 34 per second, for RAISE_MS).
+    const key = afterWallOf60();
+    const { clock, limiter } = key;
+    while (clock.now() < 1_000) {
+      clock.advance(limiter.peek('a').retryAfterMs);
+      limiter.tryAcquire('a');
+      limiter.feedback.observe('a', { kind: 'refusal', sentAt: clock.now() });
+      clock.advance(1);
+    }
+    clock.advance(limiter.peek('a').retryAfterMs);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
+    const sampled = limiter.policyOf('a').ratePerMs * 1000;
+    expect(sampled).toBeCloseTo(60 * AIMD.HEADROOM, 6);
+    clock.advance(limiter.peek('a').retryAfterMs);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    const sentAt = clock.now();
+    clock.advance(30);
+    limiter.feedback.observe('a', { kind: 'refusal', sentAt });
+    expect(limiter.policyOf('a').ratePerMs * 1000).toBeCloseTo(sampled, 6);
+  });
+
   it('does not cut a policy the server advertised, and an advertised one replaces a rate', () => {
     const { limiter } = setup(perSecond(100));
     limiter.feedback.observe('a', { kind: 'policy', remaining: 10, limit: 10, windowMs: 1000 });
