@@ -146,10 +146,14 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
     Number.isFinite(admissions.at)
   ) {
     const { count, at, sample, since } = admissions as SharedAdmissions;
+    // A count of unknown age (written before `from` was kept) is taken as long begun.
+    const from = Number.isFinite(admissions.from)
+      ? (admissions.from as number)
+      : Number.NEGATIVE_INFINITY;
     state.admissions =
       Number.isFinite(sample) && Number.isFinite(since)
-        ? { count, at, sample, since }
-        : { count, at, sample: 0, since: at };
+        ? { count, at, sample, since, from }
+        : { count, at, sample: 0, since: at, from };
   }
   return state;
 }

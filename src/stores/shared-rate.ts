@@ -81,6 +81,11 @@ export interface SharedAdmissions {
   sample: number;
   /** Shared-clock ms of the first grant of the sample. */
   since: number;
+  /**
+   * Shared-clock ms the count began (-Infinity: long ago). A count decayed over a shorter
+   * history is short of its rate: see `wholePerMs`.
+   */
+  from: number;
 }
 
 const FLOOR_PER_MS = 1 / AIMD.FLOOR_MS;
@@ -105,7 +110,22 @@ export function admit(admissions: SharedAdmissions, now: number, amount: number)
 
 /** No admissions yet at `now`. */
 export function noAdmissions(now: number): SharedAdmissions {
-  return { count: 0, at: now, sample: 0, since: now };
+  return { count: 0, at: now, sample: 0, since: now, from: now };
+}
+
+/**
+ * The rate the admissions say, per ms, made whole for a history shorter than a few
+ * `ADMISSIONS_MS` (at least `SEED_MS`): a constant rate since `from` decays to that rate times
+ * `1 - e^(-history / ADMISSIONS_MS)`. Read as it was, a key's first cut 1.3 s into its first
+ * admissions took three quarters of the server's rate for the ceiling, and held there for
+ * `RAISE_MS` (three pacers on one store against a GCRA of 60 per second with a burst of 15
+ * through 5-60 ms of jitter: 0.82-0.84x of its rate after two windows, `npm run measure:store`).
+ */
+function wholePerMs(admissions: SharedAdmissions, now: number): number {
+  const history = now - admissions.from;
+  const share =
+    1 - Math.exp(-(history > AIMD.SEED_MS ? history : AIMD.SEED_MS) / AIMD.ADMISSIONS_MS);
+  return decayed(admissions, now) / AIMD.ADMISSIONS_MS / share;
 }
 
 /**
@@ -194,6 +214,7 @@ export function refused(
   sentAt = now,
 ): SharedRate | undefined {
   const admitted = decayed(admissions, now) / AIMD.ADMISSIONS_MS;
+  const whole = wholePerMs(admissions, now);
   admit(admissions, now, -1);
   if (rate !== undefined && sentAt <= rate.refusedAt) return rate;
   if (rate === undefined) {
@@ -219,8 +240,8 @@ export function refused(
   rate.granted = 0;
   if (now >= rate.cutAt + AIMD.HOLD_MS) {
     const current = rateAt(rate, now);
-    const measured = admitted > 0 && admitted < current;
-    rate.ceiling = measured ? Math.max(admitted, current / 4) : current;
+    const measured = whole > 0 && whole < current;
+    rate.ceiling = measured ? Math.max(whole, current / 4) : current;
     const cut = measured ? rate.ceiling * AIMD.HEADROOM : current * AIMD.CUT;
     rate.perMs = cut > FLOOR_PER_MS ? cut : FLOOR_PER_MS;
     rate.cutAt = now;

@@ -95,6 +95,19 @@ describe('the rate a store learns from bare refusals', () => {
     expect(state.rate?.streak).toBe(0);
   });
 
+  it('cuts to the rate admitted over a history shorter than a few ADMISSIONS_MS, not to its decayed count', () => {
+    // Granted at 40 per second for the key's first 2 s, under a rate made at 20/s at 0 (no
+    // ceiling yet: it doubled to 80/s by now). The count decayed over those 2 s is 40 per second
+    // times 1 - e^-2 (34.6); read as the rate, the ceiling held the key to 0.86x of its server.
+    const state = grantedState(80, 25);
+    state.rate = cutAtZero(0.02, 0);
+    observe(state, limits, 2_000, bare(2_000));
+    const ceiling = (state.rate?.ceiling ?? 0) * 1_000;
+    expect(ceiling).toBeGreaterThan(39);
+    expect(ceiling).toBeLessThan(41);
+    expect(state.rate?.perMs).toBeCloseTo((state.rate?.ceiling ?? 0) * AIMD.HEADROOM, 10);
+  });
+
   it('takes what the server admitted before as its ceiling once refusals in a row say the window is spent', () => {
     // 40 granted at once: a burst into the server's first window. Made at 300 from the decayed
     // count (about 30 per second), then refused twice more within HOLD_MS.

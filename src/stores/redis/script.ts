@@ -29,7 +29,8 @@ import { LATE_PERMITS, MOST_RAISES } from '../shared-rate.js';
  * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts); the rate bare
  * refusals taught (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut
  * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since); and the admissions
- * (`SharedAdmissions`): `ac` and `aa` (count and its time), `an` and `af` (sample and since). A key is
+ * (`SharedAdmissions`): `ac` and `aa` (count and its time), `an` and `af` (sample and since), `ab`
+ * (when the count began; none: long ago). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
  * rest again, so it expires once it is full and unblocked: no sweeper.
  *
@@ -68,7 +69,7 @@ for i = 1, n do
   fields[#fields + 1] = 'ls' .. i
   fields[#fields + 1] = 'lv' .. i
 end
-local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af'}
+local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab'}
 local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local raw = redis.call('HMGET', key, unpack(fields))
@@ -84,9 +85,10 @@ do
   end
   local ac, aa = tonumber(raw[first_rate + 8]), tonumber(raw[first_rate + 9])
   local an, af = tonumber(raw[first_rate + 10]), tonumber(raw[first_rate + 11])
+  local ab = tonumber(raw[first_rate + 12]) or -math.huge
   if ac and aa then
-    if an and af then A = { count = ac, at = aa, sample = an, since = af }
-    else A = { count = ac, at = aa, sample = 0, since = aa } end
+    if an and af then A = { count = ac, at = aa, sample = an, since = af, from = ab }
+    else A = { count = ac, at = aa, sample = 0, since = aa, from = ab } end
   end
 end
 local had_rate = R ~= nil
@@ -249,8 +251,13 @@ local function decayed(a, at)
   if elapsed > 0 then return a.count * math.exp(-elapsed / ${AIMD.ADMISSIONS_MS}) end
   return a.count
 end
+local function whole_per_ms(a)
+  local history = now - a.from
+  if not (history > ${AIMD.SEED_MS}) then history = ${AIMD.SEED_MS} end
+  return decayed(a, now) / ${AIMD.ADMISSIONS_MS} / (1 - math.exp(-history / ${AIMD.ADMISSIONS_MS}))
+end
 local function admit(amount)
-  if A == nil then A = { count = 0, at = now, sample = 0, since = now } end
+  if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local count = decayed(A, now) + amount
   if count > 0 then A.count = count else A.count = 0 end
   if now > A.at then A.at = now end
@@ -277,8 +284,9 @@ local function pause(r)
   r.s = now
 end
 local function refused(sent)
-  if A == nil then A = { count = 0, at = now, sample = 0, since = now } end
+  if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local admitted = decayed(A, now) / ${AIMD.ADMISSIONS_MS}
+  local whole = whole_per_ms(A)
   admit(-1)
   if R ~= nil and sent <= R.refusedAt then return end
   if R == nil then
@@ -297,10 +305,10 @@ local function refused(sent)
   R.granted = 0
   if now >= R.cutAt + ${AIMD.HOLD_MS} then
     local current = rate_at(R, now)
-    local measured = admitted > 0 and admitted < current
+    local measured = whole > 0 and whole < current
     local cut
     if measured then
-      R.ceiling = math.max(admitted, current / 4)
+      R.ceiling = math.max(whole, current / 4)
       cut = R.ceiling * ${AIMD.HEADROOM}
     else
       R.ceiling = current
@@ -509,6 +517,10 @@ if changed then
       set[#set + 1] = string.format('%.17g', A.sample)
       set[#set + 1] = 'af'
       set[#set + 1] = string.format('%.17g', A.since)
+      if A.from > -math.huge then
+        set[#set + 1] = 'ab'
+        set[#set + 1] = string.format('%.17g', A.from)
+      end
     end
     redis.call('HSET', key, unpack(set))
     redis.call('PEXPIRE', key, math.ceil(rest))
