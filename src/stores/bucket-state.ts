@@ -136,7 +136,8 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
   ) {
     const { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt } = rate as SharedRate;
     const granted = Number.isFinite(rate.granted) ? (rate.granted as number) : 0;
-    state.rate = { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt, granted };
+    const probeAt = Number.isFinite(rate.probeAt) ? (rate.probeAt as number) : refusedAt;
+    state.rate = { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt, granted, probeAt };
   }
   const admissions = found.admissions as Partial<SharedAdmissions> | undefined;
   if (

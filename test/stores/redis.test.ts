@@ -192,6 +192,38 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 16 }, () => ({ ...quiet, dt: 1_000, costs: [1, 1, 1] })),
             ],
           ],
+          // A cut 1.5 s in, then, more than HOLD_MS later, the probe after a pause refused (the
+          // window still spent: no cut, a longer pause), and a permit after an admitted probe
+          // refused (a cut); the decisions at each rate.
+          [
+            [{ algorithm: gcra, limit: 100, windowMs: 1_000 }],
+            [
+              { ...quiet, refused: 0 },
+              ...Array.from({ length: 60 }, () => ({ ...quiet, dt: 25 })),
+              { ...quiet, dt: 25, refused: -5 },
+              { ...quiet, dt: 1_100 },
+              { ...quiet, dt: 30, refused: -30 },
+              ...Array.from({ length: 4 }, () => ({ ...quiet, dt: 40 })),
+              { ...quiet, dt: 500 },
+              { ...quiet, dt: 30 },
+              { ...quiet, dt: 30, refused: -30 },
+              ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 25 })),
+            ],
+          ],
+          // Forty granted at once, a rate made by a refusal, then two refusals of the last permit
+          // of 0.2 s of permits (those before it admitted): no spent window, no sample.
+          [
+            [{ algorithm: gcra, limit: 400, windowMs: 1_000 }],
+            [
+              ...Array.from({ length: 40 }, () => quiet),
+              { ...quiet, dt: 300, refused: 0 },
+              ...Array.from({ length: 8 }, () => ({ ...quiet, dt: 25 })),
+              { ...quiet, dt: 1, refused: -1 },
+              ...Array.from({ length: 8 }, () => ({ ...quiet, dt: 25 })),
+              { ...quiet, dt: 1, refused: -1 },
+              ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 25 })),
+            ],
+          ],
           // Forty granted in 0.4 s, then three refusals in 0.2 s with permits granted between
           // them: a spent window, whose sample (not decayed: 40 over SEED_MS, less the permits
           // still in flight) is the ceiling the rate holds below; then the decisions at that

@@ -16,6 +16,7 @@ import { server } from '../support/msw.js';
 // The rate a store learns from its clients' bare refusals (stores/shared-rate.ts), on the
 // shared-bucket arithmetic every store of this package runs (its Lua twin: test/stores/redis).
 const limits = Object.freeze([resolvePolicy({ ...perSecond(100), algorithm: gcra })]);
+/** A bare refusal of a request sent `sentAt` ms before it (0 or less, the store contract). */
 const bare = (sentAt = 0) => ({ kind: 'refusal', sentAt }) as const;
 
 /** A key's state that was granted `count` permits, one every `everyMs` from `start`. */
@@ -25,9 +26,10 @@ function grantedState(count: number, everyMs: number, start = 0) {
   return state;
 }
 
-/** A shared rate of `perMs` below a `ceiling`, cut at 0 and owing nothing. */
-function cutAtZero(perMs: number, ceiling: number): SharedRate {
-  return { perMs, ceiling, cutAt: 0, stamp: 0, debt: 0, streak: 0, refusedAt: 0, granted: 0 };
+/** A shared rate of `perMs` below a `ceiling`, cut at 0, owing nothing, `granted` since. */
+function cutAtZero(perMs: number, ceiling: number, granted = 0): SharedRate {
+  const rate = { perMs, ceiling, cutAt: 0, stamp: 0, debt: 0, streak: 0, refusedAt: 0 };
+  return { ...rate, granted, probeAt: 0 };
 }
 
 describe('the rate a store learns from bare refusals', () => {
@@ -67,10 +69,13 @@ describe('the rate a store learns from bare refusals', () => {
   it('within HOLD_MS of its cut, pauses PAUSE_GROWTH times longer per refusal; after, cuts to what was admitted', () => {
     const state = grantedState(30, 10);
     observe(state, limits, 300, bare());
-    const first = state.rate?.perMs ?? 0;
+    // Refused again with nothing granted since (the probe): the rate holds as it is, its hold
+    // from now.
+    const before = rateAt(state.rate as never, 400);
     observe(state, limits, 400, bare());
     expect(state.rate?.streak).toBe(1);
-    expect(state.rate?.perMs).toBe(first);
+    expect(rateAt(state.rate as never, 400)).toBeCloseTo(before, 12);
+    expect(state.rate?.cutAt).toBe(400);
     const [held] = decide(state, limits, 400, [1], false);
     expect(held?.retryAfterMs).toBe(
       Math.ceil(AIMD.PAUSE_GROWTH / rateAt(state.rate as never, 400)),
@@ -86,9 +91,13 @@ describe('the rate a store learns from bare refusals', () => {
     const madeAgain = state.rate?.perMs ?? 0;
     expect(madeAgain * 1_000).toBeGreaterThan(35);
     expect(madeAgain * 1_000).toBeLessThan(42);
+    // A permit granted (and admitted) after HOLD_MS, then a refusal of the next: the rate goes to
+    // HEADROOM of what was admitted, decayed meanwhile.
     now += AIMD.HOLD_MS;
+    expect(decide(state, limits, now, [1], false)[0]?.allowed).toBe(true);
+    now += Math.ceil(1 / rateAt(state.rate as never, now));
+    expect(decide(state, limits, now, [1], false)[0]?.allowed).toBe(true);
     observe(state, limits, now, bare());
-    // Nothing granted since: what was admitted decayed, and the rate goes to HEADROOM of it.
     expect(state.rate?.cutAt).toBe(now);
     expect(state.rate?.ceiling).toBeGreaterThan(0);
     expect(state.rate?.perMs).toBeCloseTo((state.rate?.ceiling ?? 0) * AIMD.HEADROOM);
@@ -100,12 +109,40 @@ describe('the rate a store learns from bare refusals', () => {
     // ceiling yet: it doubled to 80/s by now). The count decayed over those 2 s is 40 per second
     // times 1 - e^-2 (34.6); read as the rate, the ceiling held the key to 0.86x of its server.
     const state = grantedState(80, 25);
-    state.rate = cutAtZero(0.02, 0);
-    observe(state, limits, 2_000, bare(2_000));
+    state.rate = cutAtZero(0.02, 0, 80);
+    observe(state, limits, 2_000, bare());
     const ceiling = (state.rate?.ceiling ?? 0) * 1_000;
     expect(ceiling).toBeGreaterThan(39);
     expect(ceiling).toBeLessThan(41);
     expect(state.rate?.perMs).toBeCloseTo((state.rate?.ceiling ?? 0) * AIMD.HEADROOM, 10);
+  });
+
+  it('after HOLD_MS, is not cut by a refused probe: the window is still spent', () => {
+    // A rate cut at 0 to 50/s below a ceiling of 60; HAProxy, which counts refusals, refuses
+    // every probe for a while. Each refused probe after HOLD_MS pauses longer, and cuts nothing.
+    const state = grantedState(60, 10);
+    state.rate = cutAtZero(0.05, 0.06);
+    let now = AIMD.HOLD_MS;
+    for (let streak = 1; streak <= 3; streak++) {
+      expect(decide(state, limits, now, [1], false)[0]?.allowed).toBe(true);
+      const before = rateAt(state.rate as never, now + 30);
+      observe(state, limits, now + 30, bare(-30));
+      // Held as it was, below the same ceiling, the hold counted from this refusal.
+      expect(rateAt(state.rate as never, now + 30)).toBeCloseTo(before, 12);
+      expect(before).toBeGreaterThanOrEqual(0.05);
+      expect(state.rate?.ceiling).toBe(0.06);
+      expect(state.rate?.cutAt).toBe(now + 30);
+      expect(state.rate?.streak).toBe(streak);
+      now += 30 + (decide(state, limits, now + 30, [1], false)[0]?.retryAfterMs ?? 0);
+    }
+    // HOLD_MS on, the probe admitted (no refusal of it), the permit after it refused: that cuts.
+    now += AIMD.HOLD_MS;
+    expect(decide(state, limits, now, [1], false)[0]?.allowed).toBe(true);
+    now += 20;
+    expect(decide(state, limits, now, [1], false)[0]?.allowed).toBe(true);
+    observe(state, limits, now + 30, bare(-30));
+    expect(state.rate?.cutAt).toBe(now + 30);
+    expect(state.rate?.perMs).toBeLessThan(0.05);
   });
 
   it('takes what the server admitted before as its ceiling once refusals in a row say the window is spent', () => {
@@ -117,15 +154,34 @@ describe('the rate a store learns from bare refusals', () => {
     expect(made * 1_000).toBeCloseTo(40 * Math.exp(-0.3), 5);
     observe(state, limits, 350, bare());
     expect(state.rate?.ceiling).toBe(0);
+    const held = state.rate?.perMs ?? 0;
     observe(state, limits, 400, bare());
     // The sample, not decayed: 40 granted less 3 refused, over SEED_MS.
     const rate = state.rate;
     if (rate === undefined) throw new Error('no rate');
     expect(rate.ceiling * 1_000).toBeCloseTo(37, 5);
-    expect(rate.perMs).toBeCloseTo(made * AIMD.HEADROOM, 10);
+    expect(rate.perMs).toBeCloseTo(Math.min(held, rate.ceiling) * AIMD.HEADROOM, 10);
     expect(rate.cutAt).toBe(400);
     // It approaches HEADROOM of the ceiling, and does not double past it while nothing refuses.
     expect(rateAt(rate, 400 + 5 * AIMD.DOUBLE_MS) * 1_000).toBeCloseTo(37 * AIMD.HEADROOM, 1);
+  });
+
+  it('takes no sample from refusals with permits admitted between them: no spent window', () => {
+    // A GCRA's burst spent through jitter: refused, admitted for a while, refused again.
+    const state = grantedState(40, 0);
+    observe(state, limits, 300, bare());
+    let now = 300;
+    for (let refusal = 1; refusal <= 2; refusal++) {
+      const until = now + 200;
+      let lastGrant = now;
+      for (; now < until; now++) {
+        if (decide(state, limits, now, [1], true)[0]?.allowed) lastGrant = now;
+      }
+      // The last permit granted is refused, the ones before it were admitted.
+      observe(state, limits, now, bare(lastGrant - now));
+      expect(state.rate?.streak).toBe(refusal);
+    }
+    expect(state.rate?.ceiling).toBe(0);
   });
 
   it('leaves the permits still in flight out of the spent window’s sample', () => {

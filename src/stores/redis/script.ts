@@ -28,7 +28,8 @@ import { LATE_PERMITS, MOST_RAISES } from '../shared-rate.js';
  * unit's first, `N` = 1; another unit's first), `lqN` and `lwN` (its limit and window), `lsN`
  * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts); the rate bare
  * refusals taught (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut
- * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since); and the admissions
+ * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq`
+ * (the first of those granted at); and the admissions
  * (`SharedAdmissions`): `ac` and `aa` (count and its time), `an` and `af` (sample and since), `ab`
  * (when the count began; none: long ago). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
@@ -69,7 +70,7 @@ for i = 1, n do
   fields[#fields + 1] = 'ls' .. i
   fields[#fields + 1] = 'lv' .. i
 end
-local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab'}
+local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq'}
 local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local raw = redis.call('HMGET', key, unpack(fields))
@@ -81,7 +82,7 @@ do
   for k = 1, 7 do r[k] = tonumber(raw[first_rate + k - 1]) end
   if r[1] and r[2] and r[3] and r[4] and r[5] and r[6] and r[7] and r[1] > 0 and r[2] >= 0 then
     R = { perMs = r[1], ceiling = r[2], cutAt = r[3], s = r[4], v = r[5], streak = r[6], refusedAt = r[7],
-          granted = tonumber(raw[first_rate + 7]) or 0 }
+          granted = tonumber(raw[first_rate + 7]) or 0, probe_at = tonumber(raw[first_rate + 13]) or r[7] }
   end
   local ac, aa = tonumber(raw[first_rate + 8]), tonumber(raw[first_rate + 9])
   local an, af = tonumber(raw[first_rate + 10]), tonumber(raw[first_rate + 11])
@@ -295,15 +296,17 @@ local function refused(sent)
     if admitted > 0 and admitted < seed then per = admitted end
     if not (per > FLOOR) then per = FLOOR end
     if not (per < own_per_ms) then return end
-    R = { perMs = per, ceiling = 0, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now, granted = 0 }
+    R = { perMs = per, ceiling = 0, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now, granted = 0,
+          probe_at = now }
     pause(R)
     return
   end
   R.refusedAt = now
   local in_flight = 0
   if R.granted > 1 then in_flight = R.granted - 1 end
+  local probe = R.granted == 0 or sent < R.probe_at + 1 / rate_at(R, now)
   R.granted = 0
-  if now >= R.cutAt + ${AIMD.HOLD_MS} then
+  if now >= R.cutAt + ${AIMD.HOLD_MS} and not probe then
     local current = rate_at(R, now)
     local measured = whole > 0 and whole < current
     local cut
@@ -320,13 +323,16 @@ local function refused(sent)
   elseif R.streak < 30 then
     R.streak = R.streak + 1
     local sampled = 0
-    if R.ceiling == 0 and R.streak >= ${SPENT_STREAK} then sampled = sampled_per_ms(in_flight) end
+    if probe and R.ceiling == 0 and R.streak >= ${SPENT_STREAK} then sampled = sampled_per_ms(in_flight) end
     if sampled > 0 then
       if sampled < own_per_ms then R.ceiling = sampled else R.ceiling = own_per_ms end
       local held = R.ceiling
       if R.perMs < held then held = R.perMs end
       held = held * ${AIMD.HEADROOM}
       if held > FLOOR then R.perMs = held else R.perMs = FLOOR end
+      R.cutAt = now
+    elseif probe then
+      R.perMs = rate_at(R, now)
       R.cutAt = now
     end
   end
@@ -356,6 +362,7 @@ local function decision(C, take)
     if r and rafter ~= nil then
       r.v = rafter
       if now > r.s then r.s = now end
+      if r.granted == 0 then r.probe_at = now end
       r.granted = r.granted + C[1]
     end
     -- Granted: counted in the admissions; a rate grown back to the key's own is dropped.
@@ -505,8 +512,10 @@ if changed then
         set[#set + 1] = RATE_FIELDS[k]
         set[#set + 1] = string.format('%.17g', values[k])
       end
+      set[#set + 1] = 'rq'
+      set[#set + 1] = string.format('%.17g', R.probe_at)
     elseif had_rate then
-      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg')
+      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'rq')
     end
     if A then
       set[#set + 1] = 'ac'
