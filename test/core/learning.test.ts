@@ -540,6 +540,24 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     strike(limiter, 'a');
     return { clock, limiter };
   };
+  /**
+   * After the wall of 60, probes refused until the server's window ends at 1 s, then one
+   * admitted: the spent window's sample sets the ceiling at its answer.
+   */
+  const spentWindowOf60 = () => {
+    const key = afterWallOf60();
+    const { clock, limiter } = key;
+    while (clock.now() < 1_000) {
+      clock.advance(limiter.peek('a').retryAfterMs);
+      limiter.tryAcquire('a');
+      limiter.feedback.observe('a', { kind: 'refusal', sentAt: clock.now() });
+      clock.advance(1);
+    }
+    clock.advance(limiter.peek('a').retryAfterMs);
+    expect(limiter.tryAcquire('a').allowed).toBe(true);
+    limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
+    return key;
+  };
   /** Takes every permit of `a` until `until`, each admitted and answered at once. */
   const sendAdmitted = (
     { clock, limiter }: ReturnType<typeof setup>,
@@ -804,19 +822,8 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
 
   it('admitted only after refused probes (a window that was spent), keeps below its sample, raises that ceiling by RAISE after RAISE_MS, and by more each DOUBLE_MS after while nothing refuses', () => {
     // 60 admitted at once, then refusals: 60 per second (at least SEED_MS of sample).
-    const key = afterWallOf60();
+    const key = spentWindowOf60();
     const { clock, limiter } = key;
-    // Probes refused until the window ends at 1 s.
-    while (clock.now() < 1_000) {
-      clock.advance(limiter.peek('a').retryAfterMs);
-      limiter.tryAcquire('a');
-      limiter.feedback.observe('a', { kind: 'refusal', sentAt: clock.now() });
-      clock.advance(1);
-    }
-    clock.advance(limiter.peek('a').retryAfterMs);
-    expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
-    // The sample set the ceiling at this answer.
     const start = clock.now();
     const rates: { at: number; perSecond: number }[] = [];
     sendAdmitted(key, start + AIMD.RAISE_MS + 4 * AIMD.DOUBLE_MS, () =>
@@ -843,17 +850,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     // A sliding log of 60 per second after a burst of 60: each entry frees one permit a
     // window after it, so the permit after the admitted probe is refused (measure:bare, seed 9:
     // the cut read the probes' quiet second as the ceiling, 34 per second, for RAISE_MS).
-    const key = afterWallOf60();
-    const { clock, limiter } = key;
-    while (clock.now() < 1_000) {
-      clock.advance(limiter.peek('a').retryAfterMs);
-      limiter.tryAcquire('a');
-      limiter.feedback.observe('a', { kind: 'refusal', sentAt: clock.now() });
-      clock.advance(1);
-    }
-    clock.advance(limiter.peek('a').retryAfterMs);
-    expect(limiter.tryAcquire('a').allowed).toBe(true);
-    limiter.feedback.observe('a', { kind: 'answered', sentAt: clock.now() });
+    const { clock, limiter } = spentWindowOf60();
     const sampled = limiter.policyOf('a').ratePerMs * 1000;
     expect(sampled).toBeCloseTo(60 * AIMD.HEADROOM, 6);
     clock.advance(limiter.peek('a').retryAfterMs);
