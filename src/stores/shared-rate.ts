@@ -16,14 +16,15 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.j
  * - A refusal of a request sent before the last refusal came is an echo of the same excess
  *   (every client's requests in flight then): it changes nothing.
  * - Another, more than `HOLD_MS` after the last cut, cuts it: to `HEADROOM` of what was
- *   admitted (the ceiling), or to `CUT` of itself when that was no less. One within `HOLD_MS`,
- *   or of the probe (the first permit after the last refusal's pause, `probeAt`), says the
- *   server's window is spent. Either way the key pauses: one permit, `PAUSE_GROWTH` times
- *   longer for each refusal since the cut.
- * - `SPENT_STREAK` refusals within `HOLD_MS` of the first say its window was spent: what the
- *   server admitted of the key before is its window's worth (`SharedAdmissions.sample`), the
- *   ceiling (less the permits still in flight: `granted`), and the rate goes to `HEADROOM` of
- *   it, as `AdaptiveRate` does after refused probes.
+ *   admitted over about the last `ADMISSIONS_MS` (the ceiling; `wholePerMs`), or to `CUT` of
+ *   itself when that was no less. One within `HOLD_MS` says the server's window is spent, and
+ *   so does a refusal of the probe (the first permit after the last refusal's pause,
+ *   `probeAt`), which holds the rate as it is for `HOLD_MS` more. Either way the key pauses:
+ *   one permit, `PAUSE_GROWTH` times longer for each refusal since the cut.
+ * - `SPENT_STREAK` refusals within `HOLD_MS` of the first, the last of a probe, say its window
+ *   was spent: what the server admitted of the key before is its window's worth
+ *   (`SharedAdmissions.sample`), the ceiling (less the permits still in flight: `granted`), and
+ *   the rate goes to `HEADROOM` of it, as `AdaptiveRate` does after refused probes.
  *   Left to grow with time while the server refused, the rate reached twice the server's by the
  *   window's end, and the cut that followed measured a second of refusals: a quarter of the
  *   rate, half the server's (HAProxy, which counts refusals too: 0.60-0.73x of its rate after
@@ -245,7 +246,7 @@ export function refused(
   // refused, it says the window is still spent, not that the rate is too fast, as a refused
   // probe says to `AdaptiveRate`. Cut for it after HOLD_MS, the rate read the quiet second
   // of a spent window as the ceiling: three processes on Redis against HAProxy (which counts
-  // refusals) through the jitter proxy held a third of its rate for RAISE_MS, in 3 of 14 runs.
+  // refusals) through the jitter proxy held a third of its rate for RAISE_MS, in 3 of 19 runs.
   const probe = rate.granted === 0 || sentAt < rate.probeAt + 1 / rateAt(rate, now);
   rate.granted = 0;
   if (now >= rate.cutAt + AIMD.HOLD_MS && !probe) {
