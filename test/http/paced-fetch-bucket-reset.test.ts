@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
-import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
+import { servedThroughNetwork, settleAll } from '../support/counting-servers.js';
 
 // A GCRA of 20 per second (redis-cell, throttled) that answers `X-RateLimit-Limit`,
 // `-Remaining` and a fractional Unix `X-RateLimit-Reset` (koa-ratelimit's form): its reset is
@@ -34,11 +34,12 @@ describe('a bucket whose reset reads as a window', () => {
         clock,
         wallClock: backend.wallClock,
       });
-      const { statuses, done, all } = trackCalls(
+      const statuses = await settleAll(
+        clock,
+        net,
         Array.from({ length: 200 }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
+        600_000,
       );
-      await driveNetwork(clock, net, done, 600_000);
-      await all;
       expect(statuses.filter((status) => status !== 200)).toEqual([]);
       // Refusals only while the first two windows teach the bucket, then none.
       const late = backend.hits.filter((hit) => hit.status !== 200 && hit.at > 2_000);

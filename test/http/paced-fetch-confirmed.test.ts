@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { perSecond, slidingWindow } from '../../src/index.js';
-import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
+import { servedThroughNetwork, settleAll } from '../support/counting-servers.js';
 
 // A client configured with a sliding-window counter of the server's own limit (20 per second)
 // against a fixed window that opens at the first request and says `x-ratelimit-reset` in whole
@@ -25,11 +25,12 @@ it('learns its own policy counted arrival-safe when refused at the edge of a win
     fetch: net.fetch,
     clock,
   });
-  const { statuses, done, all } = trackCalls(
+  const statuses = await settleAll(
+    clock,
+    net,
     Array.from({ length: 200 }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
+    120_000,
   );
-  await driveNetwork(clock, net, done, 120_000);
-  await all;
   expect(statuses.every((status) => status === 200)).toBe(true);
   // Not vacuous: the counter was refused at a window's edge.
   expect(backend.refusals()).toBeGreaterThanOrEqual(1);
@@ -69,11 +70,12 @@ it('starts the policy it learns after a spent window with what it sent, not a wi
     clock,
     wallClock: backend.wallClock,
   });
-  const { statuses, done, all } = trackCalls(
+  const statuses = await settleAll(
+    clock,
+    net,
     Array.from({ length: 300 }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
+    60_000,
   );
-  await driveNetwork(clock, net, done, 60_000);
-  await all;
   expect(statuses.every((status) => status === 200)).toBe(true);
   const ours = backend.hits.filter((hit) => hit.at >= 50);
   const admitted = ours.filter((hit) => hit.status === 200).map((hit) => hit.at);

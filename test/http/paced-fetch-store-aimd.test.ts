@@ -8,9 +8,8 @@ import { createPacer, type Pacer, RateLimitError } from '../../src/pacer/index.j
 import { createManualClock } from '../../src/testing/index.js';
 import {
   type CountingServerOptions,
-  driveNetwork,
   servedThroughNetwork,
-  trackCalls,
+  settleAll,
 } from '../support/counting-servers.js';
 import { fakeStore } from '../support/fake-store.js';
 import { turn } from '../support/flush.js';
@@ -46,13 +45,14 @@ async function threeOnOneStore(
       retry: { random: seededRandom(seed) },
     }),
   );
-  const { statuses, done, all } = trackCalls(
+  const statuses = await settleAll(
+    clock,
+    net,
     Array.from({ length: 300 }, (_, i) =>
       (clients[i % 3] as (typeof clients)[0])(`${ORIGIN}/n/${i}`),
     ),
+    600_000,
   );
-  await driveNetwork(clock, net, done, 600_000);
-  await all;
   return { backend, statuses };
 }
 

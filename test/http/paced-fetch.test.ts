@@ -5,7 +5,7 @@ import { createPacer, type Pacer, slidingLog } from '../../src/index.js';
 import { isRateLimitError } from '../../src/pacer/errors.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { limitedBackend, stampedFetch } from '../support/backends.js';
-import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
+import { servedThroughNetwork, settleAll } from '../support/counting-servers.js';
 import { drive } from '../support/flush.js';
 import { server } from '../support/msw.js';
 
@@ -84,11 +84,12 @@ describe('a paced fetch naming slidingLog', () => {
       learn: false,
       retry: { maxAttempts: 5 },
     });
-    const { statuses, done, all } = trackCalls(
+    const statuses = await settleAll(
+      clock,
+      net,
       Array.from({ length: 300 }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
+      120_000,
     );
-    await driveNetwork(clock, net, done, 120_000);
-    await all;
     server.resetHandlers();
     return { statuses, refusals: backend.refusals() };
   }

@@ -6,9 +6,8 @@ import {
   COUNTING_SCHEMES,
   type CountingDialect,
   type CountingScheme,
-  driveNetwork,
   servedThroughNetwork,
-  trackCalls,
+  settleAll,
 } from '../support/counting-servers.js';
 import { server } from '../support/msw.js';
 
@@ -81,11 +80,12 @@ async function runOne(
     clock,
     wallClock: backend.wallClock,
   } as PacedFetchOptions);
-  const { statuses, done, all } = trackCalls(
+  const statuses = await settleAll(
+    clock,
+    net,
     Array.from({ length: CALLS }, (_, i) => pacedFetch(`${ORIGIN}/n/${i}`)),
+    1_200_000,
   );
-  await driveNetwork(clock, net, done, 1_200_000);
-  await all;
   const admitted = backend.hits.filter((hit) => hit.status === 200).map((hit) => hit.at);
   const makespanMs = Math.max(...admitted);
   if (PRINT_HITS) {

@@ -2,7 +2,7 @@ import { it } from 'vitest';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
 import { slidingLog } from '../../src/index.js';
-import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
+import { servedThroughNetwork, settleAll } from '../support/counting-servers.js';
 import { server } from '../support/msw.js';
 import {
   BARE_SERVERS,
@@ -50,11 +50,12 @@ async function runOne(
     clock,
     retry: { random: seededRandom(seed) },
   } as PacedFetchOptions);
-  const { statuses, done, all } = trackCalls(
+  const statuses = await settleAll(
+    clock,
+    net,
     Array.from({ length: CALLS }, (_, i) => pacedFetch(`${ORIGIN}/n/${i}`)),
+    1_200_000,
   );
-  await driveNetwork(clock, net, done, 1_200_000);
-  await all;
   server.resetHandlers();
   return summarize(backend.hits, statuses);
 }

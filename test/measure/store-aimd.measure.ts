@@ -1,7 +1,7 @@
 import { it } from 'vitest';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
-import { driveNetwork, servedThroughNetwork, trackCalls } from '../support/counting-servers.js';
+import { servedThroughNetwork, settleAll } from '../support/counting-servers.js';
 import { fakeStore } from '../support/fake-store.js';
 import { server } from '../support/msw.js';
 import {
@@ -62,13 +62,14 @@ async function runOne(scheme: Scheme, delayMs: readonly [number, number], seed: 
       retry: { random: seededRandom(seed * 10 + i) },
     }),
   );
-  const { statuses, done, all } = trackCalls(
+  const statuses = await settleAll(
+    clock,
+    net,
     Array.from({ length: CALLS }, (_, i) =>
       (clients[i % PACERS] as (typeof clients)[0])(`${ORIGIN}/n/${i}`),
     ),
+    1_200_000,
   );
-  await driveNetwork(clock, net, done, 1_200_000);
-  await all;
   server.resetHandlers();
   if (process.env['TRACE']) console.log(trace.join('\n'));
   return summarize(backend.hits, statuses);

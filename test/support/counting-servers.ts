@@ -1,6 +1,6 @@
 import { HttpResponse, http } from 'msw';
-import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { seededRandom } from '../../bench/lib/random.mjs';
+import { createManualClock, type ManualClock } from '../../src/testing/index.js';
 import { turn } from './flush.js';
 import { server } from './msw.js';
 
@@ -341,6 +341,22 @@ export async function driveNetwork(
     if (next > endMs) throw new Error(`calls still pending at ${endMs} ms`);
     await clock.advanceAsync(Math.max(0, next - clock.now()));
   }
+}
+
+/**
+ * Drives `calls` through `net` on `clock` until every one settled (see `driveNetwork`): each
+ * one's status (-1 for a rejection) in the order they settled.
+ */
+export async function settleAll(
+  clock: ManualClock,
+  net: { quiet(): boolean },
+  calls: readonly Promise<Response>[],
+  endMs: number,
+): Promise<number[]> {
+  const { statuses, done, all } = trackCalls(calls);
+  await driveNetwork(clock, net, done, endMs);
+  await all;
+  return statuses;
 }
 
 /**
