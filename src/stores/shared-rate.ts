@@ -16,7 +16,7 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.j
  * - A refusal of a request sent before the last refusal came is an echo of the same excess
  *   (every client's requests in flight then): it changes nothing.
  * - Another, more than `HOLD_MS` after the last cut, cuts it: to `HEADROOM` of what was
- *   admitted over about the last `ADMISSIONS_MS` (the ceiling; `wholePerMs`), or to `CUT` of
+ *   admitted over about the last `ADMISSIONS_MS` (the ceiling; `shareCounted`), or to `CUT` of
  *   itself when that was no less. One within `HOLD_MS` says the server's window is spent, and
  *   so does a refusal of the probe (the first permit after the last refusal's pause,
  *   `probeAt`), which holds the rate as it is for `HOLD_MS` more. Either way the key pauses:
@@ -87,7 +87,7 @@ export interface SharedAdmissions {
   since: number;
   /**
    * Shared-clock ms the count began (-Infinity: long ago). A count decayed over a shorter
-   * history is short of its rate: see `wholePerMs`.
+   * history is short of its rate: see `shareCounted`.
    */
   from: number;
 }
@@ -118,18 +118,16 @@ export function noAdmissions(now: number): SharedAdmissions {
 }
 
 /**
- * The rate the admissions say, per ms, made whole for a history shorter than a few
- * `ADMISSIONS_MS` (at least `SEED_MS`): a constant rate since `from` decays to that rate times
- * `1 - e^(-history / ADMISSIONS_MS)`. Read as it was, a key's first cut 1.3 s into its first
- * admissions took three quarters of the server's rate for the ceiling, and held there for
+ * The share of its rate that the admissions' decayed count holds, for a history shorter than a
+ * few `ADMISSIONS_MS` (at least `SEED_MS`): a constant rate since `from` decays to that rate
+ * times `1 - e^(-history / ADMISSIONS_MS)`. Read as the whole, a key's first cut 1.3 s into its
+ * first admissions took three quarters of the server's rate for the ceiling, and held there for
  * `RAISE_MS` (three pacers on one store against a GCRA of 60 per second with a burst of 15
  * through 5-60 ms of jitter: 0.82-0.84x of its rate after two windows, `npm run measure:store`).
  */
-function wholePerMs(admissions: SharedAdmissions, now: number): number {
+function shareCounted(admissions: SharedAdmissions, now: number): number {
   const history = now - admissions.from;
-  const share =
-    1 - Math.exp(-(history > AIMD.SEED_MS ? history : AIMD.SEED_MS) / AIMD.ADMISSIONS_MS);
-  return decayed(admissions, now) / AIMD.ADMISSIONS_MS / share;
+  return 1 - Math.exp(-(history > AIMD.SEED_MS ? history : AIMD.SEED_MS) / AIMD.ADMISSIONS_MS);
 }
 
 /**
@@ -218,7 +216,7 @@ export function refused(
   sentAt = now,
 ): SharedRate | undefined {
   const admitted = decayed(admissions, now) / AIMD.ADMISSIONS_MS;
-  const whole = wholePerMs(admissions, now);
+  const whole = admitted / shareCounted(admissions, now);
   admit(admissions, now, -1);
   if (rate !== undefined && sentAt <= rate.refusedAt) return rate;
   if (rate === undefined) {

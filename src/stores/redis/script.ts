@@ -252,10 +252,10 @@ local function decayed(a, at)
   if elapsed > 0 then return a.count * math.exp(-elapsed / ${AIMD.ADMISSIONS_MS}) end
   return a.count
 end
-local function whole_per_ms(a)
+local function share_counted(a)
   local history = now - a.from
   if not (history > ${AIMD.SEED_MS}) then history = ${AIMD.SEED_MS} end
-  return decayed(a, now) / ${AIMD.ADMISSIONS_MS} / (1 - math.exp(-history / ${AIMD.ADMISSIONS_MS}))
+  return 1 - math.exp(-history / ${AIMD.ADMISSIONS_MS})
 end
 local function admit(amount)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
@@ -287,7 +287,7 @@ end
 local function refused(sent)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local admitted = decayed(A, now) / ${AIMD.ADMISSIONS_MS}
-  local whole = whole_per_ms(A)
+  local whole = admitted / share_counted(A)
   admit(-1)
   if R ~= nil and sent <= R.refusedAt then return end
   if R == nil then
