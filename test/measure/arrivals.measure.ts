@@ -1,4 +1,5 @@
 import { it } from 'vitest';
+import { seededRandom } from '../../bench/lib/random.mjs';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
 import { tokenBucket } from '../../src/index.js';
 import {
@@ -18,7 +19,8 @@ import { server } from '../support/msw.js';
 //
 //   npx vitest run --config test/measure/vitest.config.ts arrivals
 //   ARRIVALS_ONLY=fixed-window/x-ratelimit-delta npm run measure:arrivals   (rows whose
-//   "scheme/dialect/delay/client" contains it; ARRIVALS_HITS=1 prints each run's server log)
+//   "scheme/dialect/delay/client" contains it; ARRIVALS_HITS=1 prints each run's server log;
+//   ARRIVALS_SEED=3 another draw of the network's delays than the default 7)
 
 const CALLS = 200;
 const LIMIT = 20;
@@ -56,6 +58,8 @@ interface Row {
 
 const ONLY = process.env['ARRIVALS_ONLY'] ?? '';
 const PRINT_HITS = process.env['ARRIVALS_HITS'] === '1';
+/** The network's delays and the backoff's jitter: one seed, the same run every time. */
+const SEED = Number(process.env['ARRIVALS_SEED'] ?? 7);
 
 /** The targets look past the server's first two windows: refusals there, and the rate. */
 const SETTLED_MS = 2 * WINDOW_MS;
@@ -72,13 +76,15 @@ async function runOne(
     windowMs: WINDOW_MS,
     dialect,
     delayMs,
-    seed: 7,
+    seed: SEED,
   });
   const pacedFetch = createPacedFetch({
     ...client,
     fetch: net.fetch,
     clock,
     wallClock: backend.wallClock,
+    // Seeded, so that each row is the same run every time (the backoff's jitter).
+    retry: { random: seededRandom(SEED) },
   } as PacedFetchOptions);
   const statuses = await settleAll(
     clock,
