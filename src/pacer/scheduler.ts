@@ -6,7 +6,7 @@ import { createPacerLimiter, type PacerLimiter } from '../core/pacer-limiter.js'
 import { unitsOf } from '../core/unit-limits.js';
 import { assertPositiveInteger } from '../core/validate.js';
 import { onAbort } from './abort.js';
-import { PacerDisposedError, type RateLimitError } from './errors.js';
+import { PacerDisposedError, RateLimitError } from './errors.js';
 import { LocalPermits } from './local-permits.js';
 import type { ResolvedPacerOptions } from './options.js';
 import type { Permits, SchedulerCore } from './permits.js';
@@ -59,6 +59,8 @@ export class Scheduler implements SchedulerCore, TaskEvents {
   private pinned: number | undefined;
   /** Tasks with an `onProgress` listener, told where they stand after each flush. */
   private readonly progress = new ProgressReports();
+  /** Keys the server blocked since the last flush (only while `maxWaitMs` bounds a wait). */
+  private readonly blocked = new Set<string>();
 
   constructor(
     readonly options: ResolvedPacerOptions,
@@ -76,6 +78,10 @@ export class Scheduler implements SchedulerCore, TaskEvents {
     // A key whose block the limiter dropped for `maxKeys` is due sooner: re-timed here, it is
     // armed for by the flush that follows the block that dropped it.
     this.limiter.feedback.onBlockDropped = (key) => this.waiting.retimeKey(key);
+    if (options.mode === 'queue' && options.maxWaitMs !== Number.POSITIVE_INFINITY) {
+      // Judged at the next flush, not here: a block may come in the middle of a store's answer.
+      this.limiter.feedback.onBlocked = (key) => this.blocked.add(key);
+    }
     this.permits = makePermits(this);
     // The in-memory permits settle every task's permits at its end (`LocalPermits.settled`).
     this.limiter.answered = this.permits instanceof LocalPermits;
@@ -135,6 +141,8 @@ export class Scheduler implements SchedulerCore, TaskEvents {
   ): { readonly task: Task; readonly promise: Promise<T> } {
     const created = createTask(run, options, this.order++);
     const { task } = created;
+    const { maxWaitMs } = this.options;
+    if (maxWaitMs !== Number.POSITIVE_INFINITY) task.startBy = this.now() + maxWaitMs;
     const { signal } = options;
     // One listener per signal, however many tasks share it (see abort.ts).
     if (signal !== undefined) task.onAbort = onAbort(signal, () => this.abort(task));
@@ -283,6 +291,7 @@ export class Scheduler implements SchedulerCore, TaskEvents {
     // overdue by a few µs that the pump, reading earlier, did not (issue 15).
     const at = this.progress.active ? this.now() : undefined;
     try {
+      if (this.blocked.size > 0) this.rejectPastBlocks();
       do {
         this.again = false;
         this.permits.pump();
@@ -298,6 +307,27 @@ export class Scheduler implements SchedulerCore, TaskEvents {
       this.idleWaiters = [];
       for (const wake of waiters) wake();
     }
+  }
+
+  /**
+   * `maxWaitMs` holds for a task already waiting, too: a server block that came after it was
+   * queued and ends past the latest start it was allowed rejects it now, as `schedule` would have
+   * (`RateLimitError` with the block's wait), not when the block ends (a `Retry-After` of an hour
+   * held tasks that asked to wait 10 s at most for that hour). Within its bound it waits.
+   */
+  private rejectPastBlocks(): void {
+    const { maxWaitMs } = this.options;
+    for (const key of this.blocked) {
+      const until = this.limiter.feedback.blockedUntil(key) ?? 0;
+      for (const task of [...(this.waiting.line(key) ?? [])]) {
+        if (task.startBy >= until) continue;
+        const decision = this.limiter.peek(key, task.units ?? task.cost);
+        this.waiting.remove(task);
+        this.denied++;
+        this.settle(task, false, new RateLimitError(decision, { key, maxWaitMs }));
+      }
+    }
+    this.blocked.clear();
   }
 
   /**

@@ -29,6 +29,11 @@ export interface Task extends LineNode {
    * reports when they next look (see `WaitingKey.reorders`).
    */
   position: number;
+  /**
+   * The latest start `maxWaitMs` allows it (from when it was queued); Infinity without one. A
+   * server block that ends later rejects it at once (see `Scheduler.rejectPastBlocks`).
+   */
+  startBy: number;
   /** The abort listener while the task waits; removed when it leaves the queue. */
   onAbort: (() => void) | undefined;
   /** Queued until it leaves the line; then running or done. Settles exactly once. */
@@ -173,6 +178,7 @@ export function createTask<T>(
     onProgress: options.onProgress,
     reported: undefined,
     position: 0,
+    startBy: Number.POSITIVE_INFINITY,
     run,
     order,
     onAbort: undefined,

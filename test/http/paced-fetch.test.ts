@@ -292,6 +292,38 @@ describe('createPacedFetch and Retry-After', () => {
     expect(hits).toBe(1);
   });
 
+  it('rejects the calls waiting behind a block past maxWaitMs at once, not when it ends', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/closed', () => {
+        hits++;
+        return new HttpResponse('closed for an hour', {
+          status: 429,
+          headers: { 'retry-after': '3600' },
+        });
+      }),
+    );
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 1, windowMs: 1_000 },
+      clock,
+      maxWaitMs: 10_000,
+    });
+    // One goes at once; the other four wait their turns (at 1, 2, 3 and 4 s: within 10 s).
+    const calls = Array.from({ length: 5 }, () =>
+      pacedFetch('https://api.test/closed').then(
+        (response) => response.status,
+        (error: unknown) => (isRateLimitError(error) ? error.decision.reason : error),
+      ),
+    );
+    await drive(clock, pacedFetch.pacer, 0);
+    // The hour is past `retry.maxRetryAfterMs`: the first call returns its refusal, and the
+    // four waiting would wait past their 10 s, so they reject now and send nothing.
+    expect(await Promise.all(calls)).toEqual([429, 'blocked', 'blocked', 'blocked', 'blocked']);
+    expect(hits).toBe(1);
+    expect(clock.now()).toBe(0);
+  });
+
   it('retries a 429 for any method but a 503 only for idempotent ones', async () => {
     const clock = createManualClock();
     const seen: string[] = [];

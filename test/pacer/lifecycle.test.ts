@@ -243,6 +243,53 @@ describe('maxWaitMs', () => {
     expect(retry.status).toBe('pending');
   });
 
+  it('rejects a waiting task at once when a server block ends past its latest start', async () => {
+    const { clock, pacer, task, startsOf } = harness({ limits: perSecond(5), maxWaitMs: 2_000 });
+    for (let i = 0; i < 5; i++) pacer.schedule(task(`now${i}`));
+    // Queued at 0 and at 100, due at 200 and 400: each may start by 2000 and by 2100.
+    const early = outcome(pacer.schedule(task('early')));
+    await clock.advanceAsync(100);
+    const late = outcome(pacer.schedule(task('late')));
+    // The server blocks the key until 2050: past the first one's bound, within the second's.
+    pacer.blockUntil('default', 2_050);
+    await flushMicrotasks();
+    expect(early.status).toBe('rejected');
+    expect(early.reason).toBeInstanceOf(RateLimitError);
+    expect(early.reason).toMatchObject({
+      maxWaitMs: 2_000,
+      retryAfterMs: 1_950,
+      decision: { allowed: false, reason: 'blocked', retryAfterMs: 1_950 },
+    });
+    expect(pacer.getSnapshot()).toMatchObject({ queued: 1, denied: 1 });
+    // The one within its bound waits the block out, as every task did before.
+    await clock.advanceAsync(1_950);
+    expect(late.status).toBe('resolved');
+    expect(startsOf('late')).toEqual([2_050]);
+    expect(startsOf('early')).toEqual([]);
+  });
+
+  it('rejects the waiting tasks a count of nothing left blocks past their bound, too', async () => {
+    const { clock, pacer } = harness({ limits: perSecond(5), maxWaitMs: 1_000, concurrency: 1 });
+    const running = gate();
+    pacer.schedule(() => running.promise);
+    const waiting = outcome(pacer.schedule(() => 'waiting'));
+    await clock.advanceAsync(100);
+    // The server's count: nothing left for 5 s (its window is longer than the pacer's).
+    pacer.observe('default', { kind: 'quota', remaining: 0, resetMs: 5_000 });
+    await flushMicrotasks();
+    expect(waiting.status).toBe('rejected');
+    expect(waiting.reason).toMatchObject({ maxWaitMs: 1_000, decision: { reason: 'blocked' } });
+    running.open();
+  });
+
+  it('lets tasks wait out any block without a maxWaitMs, and in reject mode', async () => {
+    const { clock, pacer, startsOf, task } = harness({ limits: perSecond(5) });
+    for (let i = 0; i < 6; i++) pacer.schedule(task(`t${i}`));
+    pacer.blockUntil('default', 3_600_000);
+    await clock.advanceAsync(3_600_000);
+    expect(startsOf()).toEqual([0, 0, 0, 0, 0, 3_600_000]);
+  });
+
   it('includes a server block in the projection', async () => {
     const { pacer } = harness({ limits: perSecond(5), maxWaitMs: 1_000 });
     pacer.blockUntil('default', 5_000);

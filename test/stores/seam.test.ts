@@ -294,6 +294,26 @@ describe('the store seam: a pacer with an asynchronous store', () => {
     expect(tasks[3]?.reason).toMatchObject({ maxWaitMs: 1_500 });
   });
 
+  it('rejects a waiting task at once when a block made elsewhere ends past its maxWaitMs', async () => {
+    const { pacer, fake, starts, task } = setup({ limits: perSecond(1), maxWaitMs: 2_000 });
+    pacer.schedule(task('a'));
+    const b = outcome(pacer.schedule(task('b')));
+    fake.answerAll();
+    await settle();
+    fake.answerAll();
+    await settle();
+    // Due at 1 s, it may start by 2 s: another client's block until 3 s is past that.
+    expect(pacer.inspect().nextStartAt).toBe(1_000);
+    fake.blockElsewhere('default', 3_000, [
+      { limit: 1, windowMs: 1_000, algorithm: 'token-bucket', counting: tokenBucket, capacity: 1 },
+    ]);
+    await settle();
+    expect(b.status).toBe('rejected');
+    expect(b.reason).toMatchObject({ maxWaitMs: 2_000, decision: { reason: 'blocked' } });
+    expect(starts.map((s) => s.label)).toEqual(['a']);
+    expect(pacer.getSnapshot()).toMatchObject({ queued: 0, denied: 1 });
+  });
+
   it('throws from tryAcquire with an asynchronous store, and answers with a synchronous one', () => {
     const { pacer } = setup();
     expect(() => pacer.tryAcquire()).toThrow(/acquire/);
