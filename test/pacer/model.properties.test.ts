@@ -398,6 +398,8 @@ async function runModel(kind: Kind, config: Config, ops: readonly Op[]): Promise
             controller,
           };
           tasks.push(tracked);
+          const scheduledAt = clock.now();
+          const loggedFrom = log.length;
           const run = () => {
             tracked.runs++;
             startOrder.push(tracked);
@@ -408,6 +410,14 @@ async function runModel(kind: Kind, config: Config, ops: readonly Op[]): Promise
             if (paused) violations.push(`${key} started while paused`);
             if (keepsEveryBlock && now < (blockedUntil.get(key) ?? 0)) {
               violations.push(`${key} started blocked`);
+            }
+            // A block that came while it waited and ended past its `maxWaitMs` rejected it.
+            const bound = config.mode === 'queue' ? scheduledAt + config.maxWaitMs : Infinity;
+            const outlasted = log
+              .slice(loggedFrom)
+              .some((entry) => entry.kind === 'block' && entry.key === key && entry.until > bound);
+            if (keepsEveryBlock && outlasted) {
+              violations.push(`${key} waited out a block past its maxWaitMs`);
             }
             // No start without a grant: never more permits of a key started than granted.
             const started = (startedBy.get(key) ?? 0) + op.cost;
