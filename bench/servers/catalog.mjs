@@ -10,14 +10,14 @@ import { ensureNginx, startNginx } from './nginx.mjs';
  * A Node app of this folder (forked, `limit` per 1 s) counting fixed windows that open at a
  * client's first request: the last of them opens ceil(n / rate) - 1 s in.
  */
-function fixedWindowApp(file, rate, { title, scheme, headers, peers = false }) {
+function fixedWindowApp(file, rate, { title, scheme, headers, peers = false, options = {} }) {
   return {
     title,
     scheme,
     headers,
     start: async () => {
-      const limits = { limit: rate, windowMs: 1_000 };
-      const { port, pid, stop } = await forkServer(new URL(file, import.meta.url), limits);
+      const args = { limit: rate, windowMs: 1_000, ...options };
+      const { port, pid, stop } = await forkServer(new URL(file, import.meta.url), args);
       return { url: `http://127.0.0.1:${port}/ok`, pid, stop };
     },
     idealMs: (requests) => (Math.ceil(requests / rate) - 1) * 1_000,
@@ -66,6 +66,14 @@ export function serverCatalog(rate) {
       title: `@fastify/rate-limit max=${rate} timeWindow=1000 (LocalStore)`,
       scheme: 'fixed window from the first request',
       headers: 'x-ratelimit-limit/-remaining/-reset (whole seconds to go), retry-after on 429',
+    }),
+    // The same middleware told to send nothing but `retry-after` (its `addHeaders` and
+    // `addHeadersOnExceeding` options): a server that says when to come back and nothing else.
+    'fastify-retry-after': fixedWindowApp('./fastify-app.mjs', rate, {
+      title: `@fastify/rate-limit max=${rate} timeWindow=1000, only retry-after`,
+      scheme: 'fixed window from the first request',
+      headers: 'retry-after on 429 (whole seconds to go), no counts',
+      options: { onlyRetryAfter: true },
     }),
     koa: fixedWindowApp('./koa-app.mjs', rate, {
       title: `koa-ratelimit driver=memory max=${rate} duration=1000`,
