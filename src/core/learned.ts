@@ -57,6 +57,13 @@ export class WithLearned implements Strategy {
   firstAdmittedAt = Number.NEGATIVE_INFINITY;
   /** When the last refusal that taught something came: answers to requests sent before it are echoes. */
   lastRefusalAt = Number.NEGATIVE_INFINITY;
+  /**
+   * When the first request of the sample the last refusal taught a rate from was sent (Infinity:
+   * none taught): requests sent from then until that refusal, admitted later, join it.
+   */
+  sampleFrom = Number.POSITIVE_INFINITY;
+  /** The requests that sample counts, late ones included (see `admittedLate`). */
+  sampleSize = 0;
   /** The limit the server's counts named without a window (`QuotaSignal.limit`); 0 if none. */
   namedLimit = 0;
   /**

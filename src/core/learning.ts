@@ -10,7 +10,7 @@ import {
   MAX_LOGGED,
   retime,
 } from './learned-policy.js';
-import { grow, refused } from './refusals.js';
+import { admittedLate, grow, refused } from './refusals.js';
 import { type ServerSignal, serverDelay } from './signal.js';
 import { SlowStart } from './slow-start.js';
 
@@ -69,6 +69,13 @@ export function applySignal(
       const state = states.stateOf(key);
       const sentAt = signal.sentAt ?? now;
       if (state instanceof WithLearned) state.admittedAt = now;
+      if (
+        state instanceof WithLearned &&
+        sentAt >= state.sampleFrom &&
+        sentAt < state.lastRefusalAt
+      ) {
+        admittedLate(state);
+      }
       // Counted in a rate's sample only if sent after the last refusal that taught one.
       if (state instanceof WithLearned && sentAt >= state.lastRefusalAt) {
         if (state.admitted++ === 0) state.firstAdmittedAt = sentAt;

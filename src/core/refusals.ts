@@ -46,10 +46,7 @@ export function refused(
     // A request sent the instant the last refusal came knew nothing of it either.
     const afterLast = sentAt > learning.lastRefusalAt;
     learning.lastRefusalAt = now;
-    // A wait in whole seconds (Retry-After's) is up to a second early of the truth: read as the
-    // middle of that second. An estimate too fast is measured again by the refusal it earns; one
-    // too slow would stay so (the earliest made too many refusals, the latest stayed slow:
-    // measure:arrivals).
+    learning.sampleFrom = Number.POSITIVE_INFINITY;
     if (learning.confirmed) {
       if (adoptOwnArrivalSafe(states, key, now)) return;
       // A store counts the key's confirmed policy for every client, and this pacer's
@@ -60,18 +57,31 @@ export function refused(
       if (!states.answered()) return;
     }
     const wholeSeconds = wait >= 1_000 && wait % 1_000 === 0;
-    const earliest = wholeSeconds ? wait - 500 : wait;
-    const windowMs = now + earliest - firstAdmittedAt;
+    // The sample spans the server's window: from its first admission to the wait's end. A wait in
+    // whole seconds (Retry-After's) is rounded up by up to a second, so the window is read as a
+    // whole number of seconds, as servers set them: the fewest past the earliest end the sample
+    // allows (the send span less the refused request's round trip, the wait a second early).
+    // Read as the middle of that second instead, a refusal with a few ms of its window to go
+    // taught a rate up to a third too slow, and the first sample, a slow start's burst, one too
+    // fast (0.60-0.75x of the rate after two windows against @fastify/rate-limit saying only
+    // `retry-after`: bench:servers).
+    const windowMs = wholeSeconds
+      ? wholeSecondsAfter(sentAt - (now - sentAt) - firstAdmittedAt + wait - 1_000)
+      : now + wait - firstAdmittedAt;
     // The rate that paced the key when refused, if a refusal taught it: too fast.
     const taught =
       current?.policy.source === 'rate' && current.counter.retimed !== undefined
         ? current.policy.limit / current.policy.windowMs
         : undefined;
     if (admitted >= MIN_SAMPLE && windowMs >= 1) {
-      // The fastest rate the sample allows: its wait as early as the rounding allows.
-      const fastestMs = Math.max(1, now + (wholeSeconds ? wait - 1_000 : wait) - firstAdmittedAt);
+      // The fastest rate the sample allows: its whole seconds' (no faster is a whole number of
+      // seconds), or its exact wait's. The rate grows to it, and no further until refused.
+      const fastestPerMs = admitted / windowMs / (wholeSeconds ? AIMD.HEADROOM : 1);
       learning.sampled ??= new SampledRate(now);
-      const floorPerMs = learning.sampled.refused(now, now + wait, taught, admitted / fastestMs);
+      // Requests of the sample still on their way may be admitted yet (`admittedLate`).
+      learning.sampleFrom = firstAdmittedAt;
+      learning.sampleSize = admitted;
+      const floorPerMs = learning.sampled.refused(now, now + wait, taught, fastestPerMs);
       // A sample of several of the server's windows (a slow start that kept to its counts)
       // teaches the same rate over a window of the limit it named.
       const { namedLimit } = learning;
@@ -160,6 +170,26 @@ export function refused(
     policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
     openedAt: Number.NEGATIVE_INFINITY,
   };
+}
+
+/** The smallest whole number of seconds (in ms) past `ms`, at least one second. */
+function wholeSecondsAfter(ms: number): number {
+  return Math.max(1, Math.floor(ms / 1_000) + 1) * 1_000;
+}
+
+/**
+ * The server admitted a request of the sample a refusal with a wait taught the key's rate from,
+ * answered after that refusal (it was on its way then: a burst's answers come in any order, and
+ * a quarter of a slow start's burst came after the refusal through 5-60 ms of jitter). The
+ * sample was one larger: so is the rate, and the most it may grow to.
+ */
+export function admittedLate(state: WithLearned): void {
+  const learned = state.learned;
+  if (learned?.policy.source !== 'rate' || learned.counter.retimed === undefined) return;
+  const grown = (state.sampleSize + 1) / state.sampleSize;
+  state.sampleSize++;
+  retime(state, learned.policy.windowMs / grown);
+  state.sampled?.scale(grown);
 }
 
 /**

@@ -99,6 +99,11 @@ export class SampledRate {
     return floor !== undefined && floor > ceiling ? ceiling : floor;
   }
 
+  /** The sample that set the ceiling was larger by `factor` (`admittedLate`). */
+  scale(factor: number): void {
+    this.ceilingPerMs *= factor;
+  }
+
   /** A count of the server's said nothing remains (`QuotaSignal.remaining` 0). */
   spent(): void {
     this.full = true;

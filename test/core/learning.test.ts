@@ -441,6 +441,74 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     expect(limiter.tryAcquire('api').allowed).toBe(false);
   });
 
+  /** A fresh key slow-started: `admitted` answers of requests sent `every` ms apart from `from`. */
+  function burst(admitted: number, every: number, from = 0, own: PolicyInput = OWN) {
+    const { clock, limiter } = setup(own);
+    limiter.feedback.observe('api', { kind: 'start' });
+    for (let i = 0; i < admitted; i++) {
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: from + i * every });
+    }
+    return { clock, limiter };
+  }
+
+  it('reads a whole-second wait as a window of whole seconds, not as the middle of that second', () => {
+    // A slow start's burst, 20 sent in 190 ms; the 21st, sent at 220, refused at 250 with
+    // `Retry-After: 1`: the window ends up to a second early of 1250, at 1000 or later.
+    const { clock, limiter } = burst(20, 10);
+    clock.set(250);
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 1_000, sentAt: 220 });
+    // The middle of the second read 20 per 750 ms: a third too fast.
+    expect(limiter.policyOf('api').learned).toEqual({ limit: 20, windowMs: 1_000, source: 'rate' });
+  });
+
+  it('reads a refusal a few ms before its window ends as that window, not one and a half', () => {
+    // A key paced a little too fast: 20 admitted over 893 ms, the 21st sent at 1940, refused at
+    // 1960 with `Retry-After: 1` (the window had a few ms to go; the server rounds up).
+    const { clock, limiter } = burst(20, 47, 1_000);
+    clock.set(1_960);
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 1_000, sentAt: 1_940 });
+    // The middle of the second read 20 per 1460 ms: 0.68x.
+    expect(limiter.policyOf('api').learned).toEqual({ limit: 20, windowMs: 1_000, source: 'rate' });
+    // A window of 2 s on the same sample: Retry-After 2 s reads 2 s (1 s is not a whole
+    // number of seconds past 940 + 2000 - 1000 - 20).
+    const two = burst(20, 47, 1_000);
+    two.clock.set(1_960);
+    two.limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 2_000, sentAt: 1_940 });
+    expect(two.limiter.policyOf('api').learned?.windowMs).toBe(2_000);
+  });
+
+  it('counts in its sample the requests admitted after the refusal: they were on their way', () => {
+    // 15 of a burst of 20 answered before the refusal; 5 more (sent before it) after.
+    const { clock, limiter } = burst(15, 10);
+    clock.set(250);
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 1_000, sentAt: 220 });
+    expect(limiter.policyOf('api').learned).toEqual({ limit: 15, windowMs: 1_000, source: 'rate' });
+    for (let i = 15; i < 20; i++) {
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: i * 10 });
+    }
+    const learned = limiter.policyOf('api').learned;
+    expect(((learned?.limit ?? 0) / (learned?.windowMs ?? 1)) * 1_000).toBeCloseTo(20, 6);
+    // An answer of a request sent after the refusal is the next sample's, not this one's.
+    limiter.feedback.observe('api', { kind: 'answered', sentAt: 1_300 });
+    expect(limiter.policyOf('api').learned).toEqual(learned);
+  });
+
+  it('does not grow past its whole-second reading: no faster rate is a whole number of seconds', () => {
+    const own: PolicyInput = { limit: 10_000, windowMs: 1_000, algorithm: slidingLog };
+    const { clock, limiter } = burst(20, 10, 0, own);
+    clock.set(250);
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 1_000, sentAt: 220 });
+    const learned = limiter.policyOf('api').learned;
+    // Three seconds at the rate, every request admitted: periods kept, nothing refused.
+    for (let t = 1_250; t < 4_250; t += 10) {
+      clock.set(t);
+      if (!limiter.tryAcquire('api').allowed) continue;
+      limiter.settle('api');
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: t });
+    }
+    expect(limiter.policyOf('api').learned).toEqual(learned);
+  });
+
   /** A key taught 10 per 1 s by a refusal with a wait, then refused again at 1,500 ms. */
   function taughtThenRefused(admittedBetween: number, retryAfterMs: number) {
     const { clock, limiter } = setup(OWN);
