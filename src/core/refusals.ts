@@ -74,9 +74,16 @@ export function refused(
         ? current.policy.limit / current.policy.windowMs
         : undefined;
     if (admitted >= MIN_SAMPLE && windowMs >= 1) {
-      // The fastest rate the sample allows: its whole seconds' (no faster is a whole number of
-      // seconds), or its exact wait's. The rate grows to it, and no further until refused.
-      const fastestPerMs = admitted / windowMs / (wholeSeconds ? AIMD.HEADROOM : 1);
+      // The fastest rate the sample allows, which the rate grows to and no further until
+      // refused: its whole seconds' (no faster is a whole number of seconds), or its exact
+      // wait's. On a store the sample is this pacer's share of what the server admitted, and
+      // the share grows when the others are done: up to its wait a second early then (held to
+      // its share, the last of three processes on one store ran at a quarter of the rate alone).
+      const fastestPerMs = !wholeSeconds
+        ? admitted / windowMs
+        : states.answered()
+          ? admitted / windowMs / AIMD.HEADROOM
+          : admitted / Math.max(1, now + wait - 1_000 - firstAdmittedAt);
       learning.sampled ??= new SampledRate(now);
       // Requests of the sample still on their way may be admitted yet (`admittedLate`).
       learning.sampleFrom = firstAdmittedAt;

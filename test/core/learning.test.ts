@@ -493,20 +493,35 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     expect(limiter.policyOf('api').learned).toEqual(learned);
   });
 
-  it('does not grow past its whole-second reading: no faster rate is a whole number of seconds', () => {
+  /** Taught 20 per second by a burst and `Retry-After: 1`, then 3 s at the rate, all admitted. */
+  function keptThreeSeconds(onStore: boolean) {
     const own: PolicyInput = { limit: 10_000, windowMs: 1_000, algorithm: slidingLog };
     const { clock, limiter } = burst(20, 10, 0, own);
+    // A pacer hears every answer of the key (its permits settle); one on a store, only its own.
+    limiter.answered = !onStore;
     clock.set(250);
     limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 1_000, sentAt: 220 });
     const learned = limiter.policyOf('api').learned;
-    // Three seconds at the rate, every request admitted: periods kept, nothing refused.
     for (let t = 1_250; t < 4_250; t += 10) {
       clock.set(t);
       if (!limiter.tryAcquire('api').allowed) continue;
-      limiter.settle('api');
+      if (!onStore) limiter.settle('api');
       limiter.feedback.observe('api', { kind: 'answered', sentAt: t });
     }
-    expect(limiter.policyOf('api').learned).toEqual(learned);
+    return { learned, after: limiter.policyOf('api').learned };
+  }
+
+  it('does not grow past its whole-second reading: no faster rate is a whole number of seconds', () => {
+    const { learned, after } = keptThreeSeconds(false);
+    expect(learned).toEqual({ limit: 20, windowMs: 1_000, source: 'rate' });
+    expect(after).toEqual(learned);
+  });
+
+  it('grows past it on a store: its sample was its share, and the others may be done', () => {
+    const { learned, after } = keptThreeSeconds(true);
+    expect(learned).toEqual({ limit: 20, windowMs: 1_000, source: 'rate' });
+    expect(after?.limit).toBe(20);
+    expect(after?.windowMs).toBeLessThan(1_000 / 1.1);
   });
 
   /** A key taught 10 per 1 s by a refusal with a wait, then refused again at 1,500 ms. */
