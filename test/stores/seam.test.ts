@@ -31,6 +31,21 @@ function setup(
   return { clock, pacer, fake, starts, task, startsOf };
 }
 
+/** Answers the store's calls out, then the ones those answers made: the peeks, then a take. */
+async function answerTwice(fake: ReturnType<typeof fakeStore>): Promise<void> {
+  fake.answerAll();
+  await settle();
+  fake.answerAll();
+  await settle();
+}
+
+/** Another client of the store blocks `default` for `ms`, the store's policy one per second. */
+function blockElsewhere(fake: ReturnType<typeof fakeStore>, ms: number): void {
+  fake.blockElsewhere('default', ms, [
+    { limit: 1, windowMs: 1_000, algorithm: 'token-bucket', counting: tokenBucket, capacity: 1 },
+  ]);
+}
+
 describe('the store seam: a pacer with an asynchronous store', () => {
   it("passes the server's signal to the store as it came, so its other clients share it", async () => {
     const { pacer, fake, clock } = setup();
@@ -113,10 +128,7 @@ describe('the store seam: a pacer with an asynchronous store', () => {
     pacer.schedule(task('low2'));
     // low1 is being asked for when high arrives: its grant is still its own.
     pacer.schedule(task('high'), { priority: 1 });
-    fake.answerAll();
-    await settle();
-    fake.answerAll();
-    await settle();
+    await answerTwice(fake);
     fake.answerAll();
     await settle();
     expect(starts.map((s) => s.label)).toEqual(['low1', 'high', 'low2']);
@@ -252,14 +264,9 @@ describe('the store seam: a pacer with an asynchronous store', () => {
     const { pacer, fake, starts, task, clock } = setup({ limits: perSecond(1) });
     pacer.schedule(task('a'));
     pacer.schedule(task('b'));
-    fake.answerAll();
-    await settle();
-    fake.answerAll();
-    await settle();
+    await answerTwice(fake);
     expect(pacer.inspect().nextStartAt).toBe(1_000);
-    fake.blockElsewhere('default', 3_000, [
-      { limit: 1, windowMs: 1_000, algorithm: 'token-bucket', counting: tokenBucket, capacity: 1 },
-    ]);
+    blockElsewhere(fake, 3_000);
     expect(pacer.getSnapshot().blockedKeys).toEqual(['default']);
     expect(pacer.inspect().nextStartAt).toBe(3_000);
     await clock.advanceAsync(3_000);
@@ -285,10 +292,7 @@ describe('the store seam: a pacer with an asynchronous store', () => {
     const { pacer, fake } = setup({ limits: perSecond(1), maxWaitMs: 1_500 });
     const tasks = [0, 1, 2, 3].map(() => outcome(pacer.schedule(() => 'ok')));
     // Peeks for each task, plus the take for the head.
-    fake.answerAll();
-    await settle();
-    fake.answerAll();
-    await settle();
+    await answerTwice(fake);
     // One permit a second: the second waits 1 s, the third 2 s and the fourth 3 s.
     expect(tasks.map((t) => t.status)).toEqual(['resolved', 'pending', 'rejected', 'rejected']);
     expect(tasks[3]?.reason).toMatchObject({ maxWaitMs: 1_500 });
@@ -298,15 +302,10 @@ describe('the store seam: a pacer with an asynchronous store', () => {
     const { pacer, fake, starts, task } = setup({ limits: perSecond(1), maxWaitMs: 2_000 });
     pacer.schedule(task('a'));
     const b = outcome(pacer.schedule(task('b')));
-    fake.answerAll();
-    await settle();
-    fake.answerAll();
-    await settle();
+    await answerTwice(fake);
     // Due at 1 s, it may start by 2 s: another client's block until 3 s is past that.
     expect(pacer.inspect().nextStartAt).toBe(1_000);
-    fake.blockElsewhere('default', 3_000, [
-      { limit: 1, windowMs: 1_000, algorithm: 'token-bucket', counting: tokenBucket, capacity: 1 },
-    ]);
+    blockElsewhere(fake, 3_000);
     await settle();
     expect(b.status).toBe('rejected');
     expect(b.reason).toMatchObject({ maxWaitMs: 2_000, decision: { reason: 'blocked' } });
