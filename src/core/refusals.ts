@@ -85,9 +85,6 @@ export function refused(
           ? admitted / windowMs / AIMD.HEADROOM
           : admitted / Math.max(1, now + wait - 1_000 - firstAdmittedAt);
       learning.sampled ??= new SampledRate(now);
-      // Requests of the sample still on their way may be admitted yet (`admittedLate`).
-      learning.sampleFrom = firstAdmittedAt;
-      learning.sampleSize = admitted;
       const floorPerMs = learning.sampled.refused(now, now + wait, taught, fastestPerMs);
       // A sample of several of the server's windows (a slow start that kept to its counts)
       // teaches the same rate over a window of the limit it named.
@@ -99,10 +96,14 @@ export function refused(
       // rather than a learned window later (rate-limiter-flexible sat out 1.1 s more). Any
       // other wait may be for one permit (a bucket's), and its permits in use stay counted.
       const sampledPerMs = admitted / windowMs;
-      const windowOfLimit =
-        floorPerMs !== undefined && floorPerMs > sampledPerMs
-          ? limit / floorPerMs
-          : (windowMs * limit) / admitted;
+      const kept = floorPerMs !== undefined && floorPerMs > sampledPerMs;
+      const windowOfLimit = kept ? limit / floorPerMs : (windowMs * limit) / admitted;
+      // Requests of the sample still on their way may be admitted yet, and raise the rate it
+      // taught (`admittedLate`); not a rate kept before it.
+      if (!kept) {
+        learning.sampleFrom = firstAdmittedAt;
+        learning.sampleSize = admitted;
+      }
       adopt(states, key, now, Math.min(limit, MAX_LOGGED), windowOfLimit, 'rate', {
         inUseUntilBlockEnds: spent,
       });

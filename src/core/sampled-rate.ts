@@ -48,6 +48,8 @@ export class SampledRate {
   private streak = 0;
   /** Whether a count of the server's said its window was full during the current period. */
   private full = false;
+  /** Whether the last refusal's sample set the ceiling (see `scale`). */
+  private bySample = false;
 
   constructor(now: number) {
     this.since = now;
@@ -60,8 +62,8 @@ export class SampledRate {
    * was too small to teach one). The key is blocked until `resumesAt`: the next period of
    * evidence starts there. Returns the slowest rate to learn now, if any: the last rate a
    * period kept, when a growth past it was refused (a sample of a key paced at a steady rate
-   * is refused when the server's window is just full, so its whole-second wait, read as the
-   * middle of that second, makes it up to half a window too slow).
+   * is refused when the server's window is just full, and over several windows a slower rate
+   * before the growth makes it read slow).
    */
   refused(
     now: number,
@@ -89,6 +91,7 @@ export class SampledRate {
     ) {
       ceiling = fastestPerMs;
     }
+    this.bySample = ceiling === fastestPerMs;
     this.ceilingPerMs = ceiling;
     this.ceilingAt = now;
     this.since = resumesAt;
@@ -99,9 +102,12 @@ export class SampledRate {
     return floor !== undefined && floor > ceiling ? ceiling : floor;
   }
 
-  /** The sample that set the ceiling was larger by `factor` (`admittedLate`). */
+  /**
+   * The last sample was larger by `factor` (`admittedLate`): so is the ceiling, if it set it
+   * (one a refused rate set stays).
+   */
   scale(factor: number): void {
-    this.ceilingPerMs *= factor;
+    if (this.bySample) this.ceilingPerMs *= factor;
   }
 
   /** A count of the server's said nothing remains (`QuotaSignal.remaining` 0). */

@@ -52,6 +52,21 @@ describe('SampledRate', () => {
     expect(perMs).toBeCloseTo(0.02 * AIMD.HEADROOM, 6);
   });
 
+  it('scales a ceiling its sample set (late admissions), not one a refused rate set', () => {
+    /** What a kept second at 18 a second grows to, after the ceiling was scaled by 1.5. */
+    const grownAfterScale = (refusedPerMs: number | undefined) => {
+      const rate = new SampledRate(0);
+      rate.refused(0, 1_000, refusedPerMs, 0.02);
+      rate.scale(1.5);
+      answerSpread(rate, 1_000, 1_000, 18, 0.018);
+      return closePeriod(rate, 2_000, 0.018);
+    };
+    // The sample's ceiling, 20 a second, is now 30: a kept second grows by 5%.
+    expect(grownAfterScale(undefined)).toBeCloseTo(0.018 * 1.05, 9);
+    // A rate refused at 19.5 a second set it: still 19.5, and 0.95 of it is as far as it goes.
+    expect(grownAfterScale(0.0195)).toBeCloseTo(0.0195 * AIMD.HEADROOM, 9);
+  });
+
   it('does not grow past the key own rate', () => {
     const rate = new SampledRate(0);
     rate.refused(0, 1_000, undefined, 0.05);
