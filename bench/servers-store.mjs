@@ -16,7 +16,7 @@
 // against the burst-every-window ideal for all the calls, and the rate admitted after two
 // windows against the published one. Zero configuration is not a row: a store needs `limits`.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -146,6 +146,7 @@ async function main() {
           const results = answers.map((answer) => answer.result);
           if (values.trace !== '') {
             const file = `${name}-${config.replace(/ /g, '-')}-${network}.json`;
+            mkdirSync(values.trace, { recursive: true });
             writeFileSync(join(values.trace, file), JSON.stringify(results.map((r) => r.wire)));
           }
           const sum = (pick) => results.reduce((total, result) => total + pick(result), 0);

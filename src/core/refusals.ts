@@ -11,7 +11,8 @@ import { SlowStart } from './slow-start.js';
  *   time from the first of them until the wait ends, are the server's window: the key learns
  *   that rate (`'rate'`), counted arrival-safe. Refusals with nothing admitted since the last
  *   one are echoes of the same excess and teach nothing. Each refusal measures again, so an
- *   estimate that was too fast is corrected by the next refusal it earns;
+ *   estimate that was too fast is corrected by the next refusal it earns. On a store that
+ *   learns rates for every client (`sharesRates`), the store learns it from all their grants;
  * - without one, AIMD (a bare 429, nginx's `limit_req`), see `AIMD`: the third refusal within
  *   a second, or in a row with nothing admitted between, makes the key learn a rate: half its
  *   own fastest rate, or the rate the server admitted since the last refusal (over at least
@@ -40,6 +41,9 @@ export function refused(
     // A request sent before the last refusal came is an echo of the same excess.
     if (sentAt < learning.lastRefusalAt) return;
     if (current?.counter instanceof SlowStart) current.counter.cut();
+    // The store paces the key by the rate it learns from every client's refusals, a window's
+    // worth of them at a time (`refusedWithWait` in stores/shared-rate.ts).
+    if (states.sharesRates()) return;
     const { admitted, firstAdmittedAt } = learning;
     learning.admitted = 0;
     learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
@@ -57,17 +61,12 @@ export function refused(
       if (!states.answered()) return;
     }
     const wholeSeconds = wait >= 1_000 && wait % 1_000 === 0;
-    // The sample spans the server's window: from its first admission to the wait's end. A wait in
-    // whole seconds (Retry-After's) is rounded up by up to a second, so the window is read as a
-    // whole number of seconds, as servers set them: the fewest past the earliest end the sample
-    // allows (the send span less the refused request's round trip, the wait a second early).
-    // Read as the middle of that second instead, a refusal with a few ms of its window to go
+    // The sample spans the server's window: from its first admission to the wait's end, in whole
+    // seconds for a whole-second wait (`windowOfWait`). Read as the middle of that second instead, a refusal with a few ms of its window to go
     // taught a rate up to a third too slow, and the first sample, a slow start's burst, one too
     // fast (0.60-0.75x of the rate after two windows against @fastify/rate-limit saying only
     // `retry-after`: bench:servers).
-    const windowMs = wholeSeconds
-      ? wholeSecondsAfter(sentAt - (now - sentAt) - firstAdmittedAt + wait - 1_000)
-      : now + wait - firstAdmittedAt;
+    const windowMs = windowOfWait(firstAdmittedAt, now, sentAt, wait);
     // The rate that paced the key when refused, if a refusal taught it: too fast.
     const taught =
       current?.policy.source === 'rate' && current.counter.retimed !== undefined
@@ -180,9 +179,18 @@ export function refused(
   };
 }
 
-/** The smallest whole number of seconds (in ms) past `ms`, at least one second. */
-function wholeSecondsAfter(ms: number): number {
-  return Math.max(1, Math.floor(ms / 1_000) + 1) * 1_000;
+/**
+ * The server's window, read from a refusal at `now` of a request sent at `sentAt` that said to
+ * wait `waitMs`, for a sample whose first request was sent at `firstAt`: from then until the
+ * wait ends. A wait in whole seconds (`Retry-After`'s) is rounded up by up to a second, so the
+ * window is read as a whole number of seconds, as servers set them: the fewest past the
+ * earliest end the sample allows (the send span less the refused request's round trip, the
+ * wait a second early).
+ */
+export function windowOfWait(firstAt: number, now: number, sentAt: number, waitMs: number): number {
+  if (!(waitMs >= 1_000 && waitMs % 1_000 === 0)) return now + waitMs - firstAt;
+  const earliest = sentAt - (now - sentAt) - firstAt + waitMs - 1_000;
+  return Math.max(1, Math.floor(earliest / 1_000) + 1) * 1_000;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   RatePart,
   rateAt,
   refused,
+  refusedWithWait,
   type SharedAdmissions,
   type SharedRate,
 } from './shared-rate.js';
@@ -137,7 +138,19 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
     const { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt } = rate as SharedRate;
     const granted = Number.isFinite(rate.granted) ? (rate.granted as number) : 0;
     const probeAt = Number.isFinite(rate.probeAt) ? (rate.probeAt as number) : refusedAt;
-    state.rate = { perMs, ceiling, cutAt, stamp, debt, streak, refusedAt, granted, probeAt };
+    const sample = Number.isFinite(rate.sample) ? (rate.sample as number) : 0;
+    state.rate = {
+      perMs,
+      ceiling,
+      cutAt,
+      stamp,
+      debt,
+      streak,
+      refusedAt,
+      granted,
+      probeAt,
+      sample,
+    };
   }
   const admissions = found.admissions as Partial<SharedAdmissions> | undefined;
   if (
@@ -534,7 +547,10 @@ export interface SignalEffect {
    * `of`: the first policy of its unit (`effectOn` sets it; 0 from `effectOf`).
    */
   readonly learns?: { readonly limit: number; readonly windowMs: number; readonly of: number };
-  /** A refusal without a wait: the key's shared rate is made or cut (see `SharedRate`). */
+  /**
+   * A refusal: the key's shared rate is made, cut or held (see `SharedRate`), by AIMD without a
+   * wait, from what was admitted before it with one (`refusedWithWait`; `blockMs` is the wait).
+   */
   readonly refused?: true;
 }
 
@@ -550,7 +566,7 @@ export function effectOf(signal: ServerSignal): SignalEffect {
     const wait = serverDelay(signal.retryAfterMs);
     return wait === undefined
       ? { remaining: 0, blockMs: 0, refused: true }
-      : { remaining: undefined, blockMs: wait };
+      : { remaining: undefined, blockMs: wait, refused: true };
   }
   if (signal.kind !== 'quota' && signal.kind !== 'policy')
     return { remaining: undefined, blockMs: 0 };
@@ -583,19 +599,30 @@ export function observe(
   if (effect.refused === true) {
     // `sentAt` comes relative to now (the store contract), or not at all: sent now.
     const ago = (signal as { readonly sentAt?: number }).sentAt;
-    refusedBare(state, limits, now, ago !== undefined && ago < 0 ? now + ago : now);
+    rateRefused(state, limits, now, ago !== undefined && ago < 0 ? now + ago : now, blockMs);
   }
 }
 
 /**
- * A bare refusal of the key at `now` of a request sent at `sentAt` (shared ms): its shared rate
- * is made, cut or held (`SharedRate`).
+ * A refusal of the key at `now` of a request sent at `sentAt` (shared ms) that said to wait
+ * `waitMs` (0: a bare refusal): its shared rate is made, cut or held (`SharedRate`).
  */
-export function refusedBare(state: BucketState, limits: Limits, now: number, sentAt = now): void {
+function rateRefused(
+  state: BucketState,
+  limits: Limits,
+  now: number,
+  sentAt = now,
+  waitMs = 0,
+): void {
   state.admissions ??= noAdmissions(now);
-  const rate = refused(state.rate, state.admissions, now, ownPerMs(limits), sentAt);
-  if (rate === undefined) delete state.rate;
-  else state.rate = rate;
+  const { rate, admissions } = state;
+  const own = ownPerMs(limits);
+  const next =
+    waitMs > 0
+      ? refusedWithWait(rate, admissions, now, own, sentAt, waitMs)
+      : refused(rate, admissions, now, own, sentAt);
+  if (next === undefined) delete state.rate;
+  else state.rate = next;
 }
 
 /**

@@ -2,12 +2,7 @@ import type { Decision } from '../core/decision.js';
 import { createPacerLimiter, type PacerLimiter } from '../core/pacer-limiter.js';
 import { adjustUnits } from '../core/unit-limits.js';
 import type { Policy, ResolvedPolicy } from '../core/policy.js';
-import {
-  type AnsweredSignal,
-  type RefusalSignal,
-  type ServerSignal,
-  serverDelay,
-} from '../core/signal.js';
+import type { AnsweredSignal, RefusalSignal, ServerSignal } from '../core/signal.js';
 import type { UnitCosts, UnitLimits } from '../core/units.js';
 import type { StoreCall, StoreCost } from '../pacer/store-contract.js';
 import { amountOf, effectOn } from './bucket-state.js';
@@ -65,9 +60,9 @@ export class LocalLimits {
   observe(key: string, signal: ServerSignal, call: Call): void {
     this.use(call);
     if (teachesRate(signal)) {
-      // A store that paces bare refusals learns their rate for its pacers (they learn none):
-      // counting alone, the limiter here learns it (AIMD) from them and the admissions between,
-      // as a pacer without a store does.
+      // A store that paces refusals learns their rate for its pacers (they learn none):
+      // counting alone, the limiter here learns it from them and the admissions between, as a
+      // pacer without a store does (its block too).
       const { sentAt } = signal;
       const at = sentAt === undefined ? {} : { sentAt: this.limiter.now() + Math.min(0, sentAt) };
       this.limiter.feedback.observe(key, { ...signal, ...at });
@@ -120,12 +115,9 @@ export class LocalLimits {
   }
 }
 
-/** A bare refusal, or an admission: what AIMD learns a rate from (`refused` in core). */
+/** A refusal, or an admission: what a rate is learned from (`refused` in core). */
 function teachesRate(signal: ServerSignal): signal is AnsweredSignal | RefusalSignal {
-  return (
-    signal.kind === 'answered' ||
-    (signal.kind === 'refusal' && serverDelay(signal.retryAfterMs) === undefined)
-  );
+  return signal.kind === 'answered' || signal.kind === 'refusal';
 }
 
 function countedOf(limits: Limits, units: readonly string[] | undefined): Counted {

@@ -1,5 +1,6 @@
 import { AIMD, MIN_SAMPLE, SPENT_STREAK } from '../core/adaptive-rate.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
+import { windowOfWait } from '../core/refusals.js';
 
 /**
  * One rate for a key, learned in a shared store from the bare refusals (a 429 with no wait:
@@ -65,6 +66,11 @@ export interface SharedRate {
   granted: number;
   /** Shared-clock ms of the first of those (the probe after the refusal's pause). */
   probeAt: number;
+  /**
+   * The admissions of the sample a refusal with a wait taught the rate from (`refusedWithWait`),
+   * less its echoes since; 0 for a rate bare refusals made or cut.
+   */
+  sample: number;
 }
 
 /**
@@ -232,12 +238,14 @@ export function refused(
       refusedAt: now,
       granted: 0,
       probeAt: now,
+      sample: 0,
     };
     if (!(made.perMs < ownPerMs)) return undefined;
     pause(made, now);
     return made;
   }
   rate.refusedAt = now;
+  rate.sample = 0;
   // Granted since the last refusal and sent after this one's request: in flight (see `granted`).
   const inFlight = rate.granted > 1 ? rate.granted - 1 : 0;
   // The first permit after the last refusal's pause, or one taken with it (a late client's):
@@ -280,6 +288,67 @@ export function refused(
   }
   pause(rate, now);
   return rate;
+}
+
+/**
+ * The server refused the key at `now` and said when to come back (`waitMs`, a `Retry-After`),
+ * a request sent at `sentAt`: what the store granted since the last such refusal, less what the
+ * server refused, is what the server admitted of every client in its window, and the rate is
+ * that many over the window (`windowOfWait`: from the first grant until the wait ends, in whole
+ * seconds for a whole-second wait), `HEADROOM` of it paced for every client. The block holds
+ * them until the wait ends; the rate grows past its sample only by the ceiling's raise after
+ * `RAISE_MS` without a refusal, and the next refusal measures again.
+ *
+ * Each pacer learning a rate from its own answers found only its share of the server's window,
+ * which grew when the others were done: three processes on one store against
+ * `@fastify/rate-limit` saying only `retry-after` ran at 0.44-0.68x of its rate after two
+ * windows (`npm run bench:servers:store`).
+ *
+ * A refusal of a request sent before the last one came is an echo of the same excess: its grant
+ * was counted in the sample, which is one less, and so is the rate. Returns the rate, or
+ * undefined when none paces the key (its own is slower).
+ */
+export function refusedWithWait(
+  rate: SharedRate | undefined,
+  admissions: SharedAdmissions,
+  now: number,
+  ownPerMs: number,
+  sentAt: number,
+  waitMs: number,
+): SharedRate | undefined {
+  const { since } = admissions;
+  admit(admissions, now, -1);
+  if (rate !== undefined && sentAt <= rate.refusedAt) {
+    if (rate.sample > 1) {
+      const shrunk = (rate.sample - 1) / rate.sample;
+      rate.sample--;
+      rate.perMs *= shrunk;
+      rate.ceiling *= shrunk;
+    }
+    return rate;
+  }
+  const admitted = admissions.sample;
+  if (!(admitted >= MIN_SAMPLE)) {
+    // Too few to say: the sample goes on past this refusal, to the next.
+    if (rate !== undefined) rate.refusedAt = now;
+    return rate;
+  }
+  admissions.sample = 0;
+  const ceiling = admitted / windowOfWait(since, now, sentAt, waitMs);
+  const perMs = Math.max(ceiling * AIMD.HEADROOM, FLOOR_PER_MS);
+  if (!(perMs < ownPerMs)) return undefined;
+  return {
+    perMs,
+    ceiling,
+    cutAt: now,
+    stamp: now,
+    debt: 0,
+    streak: 0,
+    refusedAt: now,
+    granted: 0,
+    probeAt: now,
+    sample: admitted,
+  };
 }
 
 /** The shared rate of a state with the core's decisions, as `LearnedPart` in bucket-state.ts. */

@@ -1,7 +1,11 @@
 import { it } from 'vitest';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
-import { servedThroughNetwork, settleAll } from '../support/counting-servers.js';
+import {
+  type CountingDialect,
+  servedThroughNetwork,
+  settleAll,
+} from '../support/counting-servers.js';
 import { fakeStore } from '../support/fake-store.js';
 import { server } from '../support/msw.js';
 import {
@@ -26,9 +30,11 @@ import {
 //   npm run measure:store
 //   ONLY=gcra DELAY=60 SEEDS=7 TRACE=1 npm run measure:store   (one row, every send printed)
 //   PACERS=1 NOSTORE=1 npm run measure:store                    (one paced fetch, no store)
+//   DIALECT=retry-after npm run measure:store     (each refusal says `Retry-After`, nothing else)
 
 const PACERS = Number(process.env['PACERS'] ?? 3);
 const ORIGIN = 'https://api.test';
+const DIALECT = (process.env['DIALECT'] ?? 'none') as CountingDialect;
 // The bare-429 servers but the sliding log, which `measure:bare` shows to be no harder.
 const SERVERS = Object.entries(BARE_SERVERS).filter(([name]) => name !== 'sliding log');
 
@@ -37,7 +43,7 @@ async function runOne(scheme: Scheme, delayMs: readonly [number, number], seed: 
     ...scheme,
     limit: RATE,
     windowMs: 1_000,
-    dialect: 'none',
+    dialect: DIALECT,
     delayMs,
     seed,
   });

@@ -92,6 +92,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
       block: undefined,
       learn: undefined,
       refused: undefined as number | undefined,
+      waited: undefined as { sentAt: number; waitMs: 1 | 250 | 1_000 | 2_000 } | undefined,
     };
     const policyArb = fc
       .record({
@@ -124,6 +125,14 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             ),
             // A bare refusal a client heard, of a request sent this long ago (shared-rate.ts).
             refused: fc.option(fc.integer({ min: -300, max: 0 }), { nil: undefined, freq: 3 }),
+            // A refusal that said when to come back (`refusedWithWait`).
+            waited: fc.option(
+              fc.record({
+                sentAt: fc.integer({ min: -300, max: 0 }),
+                waitMs: fc.constantFrom(1, 250, 1_000, 2_000),
+              }),
+              { nil: undefined, freq: 3 },
+            ),
           }),
           { maxLength: 15 },
         ),
@@ -147,6 +156,12 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             if (step.refused !== undefined) {
               await script(key, scriptArgs('f', limits, [step.refused], String(now)));
               observe(state, limits, now, { kind: 'refusal', sentAt: step.refused });
+              state = forgetAtRest(state, limits, now);
+            }
+            if (step.waited !== undefined) {
+              const { sentAt, waitMs } = step.waited;
+              await script(key, scriptArgs('w', limits, [sentAt, waitMs], String(now)));
+              observe(state, limits, now, { kind: 'refusal', sentAt, retryAfterMs: waitMs });
               state = forgetAtRest(state, limits, now);
             }
             const costs = step.costs.map((cost) => Math.min(cost, capacity));
@@ -178,6 +193,22 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 60 }, () => ({ ...quiet, dt: 25 })),
               { ...quiet, dt: 25, refused: -5 },
               ...Array.from({ length: 20 }, () => ({ ...quiet, dt: 10 })),
+            ],
+          ],
+          // Thirty granted in 300 ms, refused with a whole-second wait and two echoes: a rate
+          // of 28 per second less two, paced once the block ends; then a refusal with a wait of
+          // 250 ms after more were granted, which measures again.
+          [
+            [{ algorithm: gcra, limit: 100, windowMs: 1_000 }],
+            [
+              ...Array.from({ length: 30 }, () => ({ ...quiet, dt: 10 })),
+              { ...quiet, waited: { sentAt: -20, waitMs: 1_000 } },
+              { ...quiet, dt: 5, waited: { sentAt: -30, waitMs: 1_000 } },
+              { ...quiet, dt: 5, waited: { sentAt: -25, waitMs: 1_000 } },
+              { ...quiet, dt: 1_000 },
+              ...Array.from({ length: 25 }, () => ({ ...quiet, dt: 40, costs: [1, 1] })),
+              { ...quiet, dt: 10, waited: { sentAt: -10, waitMs: 250 } },
+              ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 30, costs: [1, 1] })),
             ],
           ],
           // Ten granted in a second make a slow rate, cut 1.5 s later below the ceiling it

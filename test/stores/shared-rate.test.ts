@@ -9,7 +9,13 @@ import { decide, normalize, observe } from '../../src/stores/bucket-state.js';
 import { RatePart, rateAt, type SharedRate } from '../../src/stores/shared-rate.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { fakeStore } from '../support/fake-store.js';
-import { driveNetwork, network, trackCalls } from '../support/counting-servers.js';
+import {
+  driveNetwork,
+  network,
+  servedThroughNetwork,
+  settleAll,
+  trackCalls,
+} from '../support/counting-servers.js';
 import { turn } from '../support/flush.js';
 import { server } from '../support/msw.js';
 
@@ -29,7 +35,7 @@ function grantedState(count: number, everyMs: number, start = 0) {
 /** A shared rate of `perMs` below a `ceiling`, cut at 0, owing nothing, `granted` since. */
 function cutAtZero(perMs: number, ceiling: number, granted = 0): SharedRate {
   const rate = { perMs, ceiling, cutAt: 0, stamp: 0, debt: 0, streak: 0, refusedAt: 0 };
-  return { ...rate, granted, probeAt: 0 };
+  return { ...rate, granted, probeAt: 0, sample: 0 };
 }
 
 describe('the rate a store learns from bare refusals', () => {
@@ -257,6 +263,73 @@ describe('the rate a store learns from bare refusals', () => {
   });
 });
 
+describe('the rate a store learns from refusals that say when to come back', () => {
+  /** A refusal with `Retry-After`, of a request sent `sentAt` ms before it. */
+  const waited = (retryAfterMs: number, sentAt = 0) =>
+    ({ kind: 'refusal', retryAfterMs, sentAt }) as const;
+
+  it('is what every client was admitted in the window, in whole seconds, paced at HEADROOM once the block ends', () => {
+    // 30 granted over 300 ms, the last of them refused at 300 with `Retry-After: 1`.
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, waited(1_000, -20));
+    // 29 admitted; the window at least their send span and the wait a second early: one second.
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(29, 9);
+    expect((state.rate?.perMs ?? 0) * 1_000).toBeCloseTo(29 * AIMD.HEADROOM, 9);
+    expect(state.blockedUntil).toBe(1_300);
+    // Blocked until then, then a permit every 1 / 27.55 s (and one more for coming late).
+    expect(decide(state, limits, 1_299, [1], false)[0]?.allowed).toBe(false);
+    const granted = decide(state, limits, 1_300, [1, 1, 1], false).map((d) => d.allowed);
+    expect(granted).toEqual([true, true, false]);
+    const next = decide(state, limits, 1_300, [1], false)[0];
+    expect(next?.retryAfterMs).toBe(Math.ceil(1_000 / (29 * AIMD.HEADROOM)));
+    // Not grown past it: the next refusal measures again.
+    expect(rateAt(state.rate as SharedRate, 9_000)).toBeCloseTo(state.rate?.perMs ?? 0, 12);
+  });
+
+  it('is read over whole seconds only for a wait of whole seconds', () => {
+    const twoSeconds = grantedState(30, 10);
+    observe(twoSeconds, limits, 300, waited(2_000, -20));
+    expect((twoSeconds.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(29 / 2, 9);
+    // A wait to the ms: from the first grant to the wait's end, 550 ms.
+    const exact = grantedState(30, 10);
+    observe(exact, limits, 300, waited(250, -20));
+    expect((exact.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((29 * 1_000) / 550, 9);
+  });
+
+  it('is one permit slower for each refusal of a request sent before it came (an echo)', () => {
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, waited(1_000, -20));
+    observe(state, limits, 310, waited(1_000, -30));
+    observe(state, limits, 312, waited(1_000, -20));
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(27, 9);
+    expect((state.rate?.perMs ?? 0) * 1_000).toBeCloseTo(27 * AIMD.HEADROOM, 9);
+    // The sample after starts afresh: 20 granted from the last block's end, then a refusal
+    // measures them alone, 19 in a second.
+    expect(state.blockedUntil).toBe(1_312);
+    for (let i = 0; i < 20; i++) decide(state, limits, 1_320 + i * 40, [1], false);
+    observe(state, limits, 2_100, waited(1_000, -20));
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(19, 9);
+  });
+
+  it('is not taught by fewer than MIN_SAMPLE admitted: the sample goes on to the next refusal', () => {
+    const state = grantedState(2, 10);
+    observe(state, limits, 20, waited(1_000));
+    expect(state.rate).toBeUndefined();
+    expect(state.blockedUntil).toBe(1_020);
+    for (let i = 0; i < 10; i++) decide(state, limits, 1_020 + i * 10, [1], false);
+    observe(state, limits, 1_200, waited(1_000, -10));
+    // 1 + 9 admitted since the first grant at 0, until 2 s: the window of two whole seconds.
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(10 / 2, 9);
+  });
+
+  it('paces nothing a key’s own rate already paces slower', () => {
+    const state = grantedState(300, 1);
+    observe(state, limits, 300, waited(1_000));
+    expect(state.rate).toBeUndefined();
+    expect(state.blockedUntil).toBe(1_300);
+  });
+});
+
 describe('pacers on a store that paces refusals', () => {
   it('are all held by the rate one of them heard refused', async () => {
     const clock = createManualClock();
@@ -277,6 +350,40 @@ describe('pacers on a store that paces refusals', () => {
     expect(a.inspect('k').learned).toBeUndefined();
     a.dispose();
     b.dispose();
+  });
+
+  it('are paced together by the rate a server that says only `Retry-After` admitted them all', async () => {
+    // Three paced fetches, ten times too generous, against a fixed window of 30 per second
+    // answering each refusal with nothing but a whole-second `Retry-After`.
+    const { clock, backend, net } = servedThroughNetwork({
+      scheme: 'fixed-window',
+      limit: 30,
+      windowMs: 1_000,
+      dialect: 'retry-after',
+      delayMs: [0, 0],
+    });
+    const fake = fakeStore({ now: clock.now });
+    const clients = [0, 1, 2].map(() =>
+      createPacedFetch({ limits: perSecond(300), store: fake.store, fetch: net.fetch, clock }),
+    );
+    const calls = Array.from({ length: 180 }, (_, i) =>
+      (clients[i % 3] as (typeof clients)[0])(`https://api.test/n/${i}`),
+    );
+    const statuses = await settleAll(clock, net, calls, 60_000);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(180);
+    // The first window's burst is refused; after it, none. Each pacer learning its own share
+    // (as before) earned refusals in later windows, the shares growing when others were done.
+    const refused = backend.hits.filter((hit) => hit.status === 429).map((hit) => hit.at);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.filter((at) => at >= 1_000)).toEqual([]);
+    // The store paces them, at HEADROOM of the 30 per second it saw admitted: none learned a
+    // rate of its own (their slow starts only bound what each has in flight).
+    for (const client of clients) {
+      expect(client.pacer.inspect('https://api.test').learned?.source).not.toBe('rate');
+    }
+    const last = Math.max(...backend.hits.map((hit) => hit.at));
+    expect(last).toBeLessThan(1_000 + (150 * 1_000) / (30 * 0.9));
+    for (const client of clients) client.pacer.dispose();
   });
 
   it('let a paced fetch retry a bare 429 at the store’s pace, spending no retry', async () => {

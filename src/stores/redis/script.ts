@@ -11,14 +11,14 @@ import { LATE_PERMITS, MOST_RAISES } from '../shared-rate.js';
  * the same order (property-tested against it through a real server).
  *
  * KEYS[1]: the key's hash. ARGV[1]: the operation ('t' take, 'p' peek, 'b' block, 'l' lower,
- * 'a' learn, 'd' adjust, 'f' refused without a wait, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the
+ * 'a' learn, 'd' adjust, 'f' refused without a wait, 'w' refused with one, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the
  * server's (tests pass their own). ARGV[3]: how many policies; then 4 values per policy (1 for
  * gcra, else 0; limit; windowMs; capacity); then the operation's: take: stop at the first
  * denial (1/0) and the costs; peek: the cost; block: ms; lower: the permits left, then the
  * (1-based) policies to lower, all when none; learn: the limit and window the server
  * advertised, and the (0-based) first policy of its unit (0: the main unit); adjust: one amount per policy (negative gives back);
  * refused: when the refused request was sent (ms from now, 0 or less), then the policies to
- * lower to 0 as for lower. A cost is a number, charged
+ * lower to 0 as for lower; refused with a wait: when it was sent, and the wait (ms). A cost is a number, charged
  * to every policy, or one amount per policy each followed by a comma (`1,812,`: see
  * `StoreCost` and `encodeCost`); an amount of 0 is always allowed.
  *
@@ -26,10 +26,10 @@ import { LATE_PERMITS, MOST_RAISES } from '../shared-rate.js';
  * ms of debt ahead of the stamp for gcra), written with 17 significant digits so they read back
  * exactly; and, per policy `N` of a unit whose server's policy a client learned (the main
  * unit's first, `N` = 1; another unit's first), `lqN` and `lwN` (its limit and window), `lsN`
- * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts); the rate bare
+ * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts); the rate
  * refusals taught (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut
  * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq`
- * (the first of those granted at); and the admissions
+ * (the first of those granted at), `rm` (the sample a wait taught it from); and the admissions
  * (`SharedAdmissions`): `ac` and `aa` (count and its time), `an` and `af` (sample and since), `ab`
  * (when the count began; none: long ago). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
@@ -70,19 +70,20 @@ for i = 1, n do
   fields[#fields + 1] = 'ls' .. i
   fields[#fields + 1] = 'lv' .. i
 end
-local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq'}
+local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq', 'rm'}
 local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local raw = redis.call('HMGET', key, unpack(fields))
 local blocked = tonumber(raw[1]) or 0
--- R: the rate bare refusals taught (SharedRate), if any; A: the admissions (SharedAdmissions).
+-- R: the rate refusals taught (SharedRate), if any; A: the admissions (SharedAdmissions).
 local R, A = nil, nil
 do
   local r = {}
   for k = 1, 7 do r[k] = tonumber(raw[first_rate + k - 1]) end
   if r[1] and r[2] and r[3] and r[4] and r[5] and r[6] and r[7] and r[1] > 0 and r[2] >= 0 then
     R = { perMs = r[1], ceiling = r[2], cutAt = r[3], s = r[4], v = r[5], streak = r[6], refusedAt = r[7],
-          granted = tonumber(raw[first_rate + 7]) or 0, probe_at = tonumber(raw[first_rate + 13]) or r[7] }
+          granted = tonumber(raw[first_rate + 7]) or 0, probe_at = tonumber(raw[first_rate + 13]) or r[7],
+          sample = tonumber(raw[first_rate + 14]) or 0 }
   end
   local ac, aa = tonumber(raw[first_rate + 8]), tonumber(raw[first_rate + 9])
   local an, af = tonumber(raw[first_rate + 10]), tonumber(raw[first_rate + 11])
@@ -214,7 +215,7 @@ local function decide_learned(l, cost)
   local after = d + cost * spacing
   return {1, 0, 0, wholems(after), l.limit, 0}, after
 end
--- The shared rate of bare refusals, as shared-rate.ts computes it.
+-- The shared rate refusals taught, as shared-rate.ts computes it.
 local function rate_at(r, at)
   local elapsed = 0
   if at > r.cutAt then elapsed = at - r.cutAt end
@@ -297,11 +298,12 @@ local function refused(sent)
     if not (per > FLOOR) then per = FLOOR end
     if not (per < own_per_ms) then return end
     R = { perMs = per, ceiling = 0, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now, granted = 0,
-          probe_at = now }
+          probe_at = now, sample = 0 }
     pause(R)
     return
   end
   R.refusedAt = now
+  R.sample = 0
   local in_flight = 0
   if R.granted > 1 then in_flight = R.granted - 1 end
   local probe = R.granted == 0 or sent < R.probe_at + 1 / rate_at(R, now)
@@ -337,6 +339,42 @@ local function refused(sent)
     end
   end
   pause(R)
+end
+-- A refusal with a wait, as refusedWithWait in shared-rate.ts.
+local function refused_with_wait(sent, wait)
+  if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
+  local since = A.since
+  admit(-1)
+  if R ~= nil and sent <= R.refusedAt then
+    if R.sample > 1 then
+      local shrunk = (R.sample - 1) / R.sample
+      R.sample = R.sample - 1
+      R.perMs = R.perMs * shrunk
+      R.ceiling = R.ceiling * shrunk
+    end
+    return
+  end
+  local admitted = A.sample
+  if not (admitted >= ${MIN_SAMPLE}) then
+    if R ~= nil then R.refusedAt = now end
+    return
+  end
+  A.sample = 0
+  local window
+  if wait >= 1000 and wait % 1000 == 0 then
+    window = math.max(1, math.floor((sent - (now - sent) - since + wait - 1000) / 1000) + 1) * 1000
+  else
+    window = now + wait - since
+  end
+  local ceiling = admitted / window
+  local per = ceiling * ${AIMD.HEADROOM}
+  if not (per > FLOOR) then per = FLOOR end
+  if not (per < own_per_ms) then
+    R = nil
+    return
+  end
+  R = { perMs = per, ceiling = ceiling, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now, granted = 0,
+        probe_at = now, sample = admitted }
 end
 local function decision(C, take)
   local ds, afters, lafters, rafter = {}, {}, {}, nil
@@ -433,6 +471,12 @@ elseif op == 'f' then
   end
   refused(sent)
   changed = true
+elseif op == 'w' then
+  local sent = now + math.min(0, tonumber(ARGV[arg]) or 0)
+  local wait = tonumber(ARGV[arg + 1]) or 0
+  if now + wait > blocked then blocked = now + wait end
+  refused_with_wait(sent, wait)
+  changed = true
 elseif op == 'd' then
   for i = 1, n do
     local amount = tonumber(ARGV[arg + i - 1]) or 0
@@ -514,8 +558,10 @@ if changed then
       end
       set[#set + 1] = 'rq'
       set[#set + 1] = string.format('%.17g', R.probe_at)
+      set[#set + 1] = 'rm'
+      set[#set + 1] = string.format('%.17g', R.sample)
     elseif had_rate then
-      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'rq')
+      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'rq', 'rm')
     end
     if A then
       set[#set + 1] = 'ac'
@@ -539,10 +585,10 @@ return out
 `;
 
 /**
- * Take, peek, block, lower, learn, adjust, refused, reset, and 'n' (nothing: a probe that Redis
+ * Take, peek, block, lower, learn, adjust, refused (without a wait, and with one), reset, and 'n' (nothing: a probe that Redis
  * is back).
  */
-export type Operation = 't' | 'p' | 'b' | 'l' | 'a' | 'd' | 'f' | 'r' | 'n';
+export type Operation = 't' | 'p' | 'b' | 'l' | 'a' | 'd' | 'f' | 'w' | 'r' | 'n';
 
 /** A cost as the script reads it: a number, or one amount per policy each followed by a comma. */
 export function encodeCost(cost: StoreCost): string {

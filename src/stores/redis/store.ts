@@ -168,9 +168,12 @@ class RedisBuckets implements RedisStore {
     const { remaining, blockMs, learns, which } = effect;
     const some = which.length < call.limits.length ? which.map((index) => index + 1) : [];
     if (effect.refused === true) {
-      // Lowered to nothing, and the key's shared rate made or cut, in one step.
-      const sentAt = (signal as { readonly sentAt?: number }).sentAt ?? 0;
-      await this.once(key, 'f', [Math.min(0, sentAt), ...some], call);
+      // Lowered to nothing (blocked for the wait, with one), and the key's shared rate made or
+      // cut, in one step.
+      const sentAt = Math.min(0, (signal as { readonly sentAt?: number }).sentAt ?? 0);
+      await (blockMs > 0
+        ? this.once(key, 'w', [sentAt, blockMs], call)
+        : this.once(key, 'f', [sentAt, ...some], call));
       return;
     }
     if (learns !== undefined) {
