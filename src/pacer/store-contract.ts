@@ -76,12 +76,13 @@ export interface Store {
    */
   readonly synchronous?: boolean;
   /**
-   * True when the store learns one rate for each key from the refusals its clients observe
-   * without a wait (a bare 429: nginx's `limit_req`, HAProxy's stick tables), and paces every
-   * client by it (those of this package: `SharedRate` in stores/shared-rate.ts). A pacer then
-   * learns no rate of its own from them, and a paced fetch retries such a refusal at the
-   * store's pace rather than after a backoff. Without it, each pacer learns its own (AIMD),
-   * which finds only its share of the server's rate.
+   * True when the store learns one rate for each key from the refusals its clients observe, and
+   * paces every client by it (those of this package: `SharedRate` in stores/shared-rate.ts):
+   * AIMD from refusals without a wait (a bare 429: nginx's `limit_req`, HAProxy's stick tables),
+   * and from one with a wait (a `Retry-After` and no policy), what it granted every client
+   * before, over the server's window. A pacer then learns no rate of its own from refusals, and
+   * a paced fetch retries a bare one at the store's pace rather than after a backoff. Without
+   * it, each pacer learns its own, which finds only its share of the server's rate.
    * @default false
    */
   readonly pacesRefusals?: boolean;
