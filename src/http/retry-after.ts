@@ -1,4 +1,4 @@
-import { secondsTextToMs, toDelayMs, trimSpaces } from './duration.js';
+import { parseGoDuration, secondsTextToMs, toDelayMs, trimSpaces } from './duration.js';
 import { parseHttpDate } from './http-date.js';
 
 /**
@@ -52,4 +52,17 @@ export function parseRetryAfterMs(value: string | null | undefined): number | un
   const text = trimSpaces(value);
   if (!/^\d+(?:\.\d+)?$/.test(text)) return undefined;
   return toDelayMs(Number(text));
+}
+
+/**
+ * Reads Traefik's `X-Retry-In` (its `rateLimit` middleware refuses with it beside `Retry-After`
+ * in whole seconds rounded up, https://doc.traefik.io/traefik/middlewares/http/ratelimit/): its
+ * token bucket's exact delay as a Go duration (`16.666666ms`, `1.5s`), in whole ms rounded up
+ * and capped like {@link parseRetryAfter}; `undefined` for anything else.
+ *
+ * @example parseRetryIn('16.666666ms') // 17
+ */
+export function parseRetryIn(value: string | null | undefined): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  return parseGoDuration(trimSpaces(value))?.ms;
 }

@@ -8,7 +8,7 @@ import { type BodyHint, parseBodyHint } from './body-hint.js';
 import { trimSpaces } from './duration.js';
 import { parseHttpDate } from './http-date.js';
 import { readRateLimitFields, type ServerQuotaReport } from './ratelimit-headers.js';
-import { parseRetryAfter, parseRetryAfterMs } from './retry-after.js';
+import { parseRetryAfter, parseRetryAfterMs, parseRetryIn } from './retry-after.js';
 import { readTokenQuotas, type UnitQuota } from './vendor-headers.js';
 
 /** A response as `readServerAnswer` reads it. */
@@ -29,8 +29,9 @@ export interface ServerAnswer {
   readonly units?: readonly UnitQuota[];
   /**
    * ms to wait before the next request, when the server says so outright: `retry-after-ms`,
-   * then the body's hint (precise) when it agrees with `Retry-After` to its second, then
-   * `Retry-After` (seconds or an HTTP-date, read against the response's `Date`).
+   * then Traefik's `X-Retry-In` or the body's hint (precise) when it agrees with `Retry-After`
+   * to its second, then `Retry-After` (seconds or an HTTP-date, read against the response's
+   * `Date`).
    */
   readonly retryAfterMs?: number;
   /**
@@ -97,16 +98,22 @@ export function serverNow(headers: Headers, nowEpochMs: number): number {
   return Math.abs(nowEpochMs - date) <= CLOCK_SKEW_MS ? nowEpochMs : date;
 }
 
-/** The explicit wait: retry-after-ms, the body's (if precise and consistent), Retry-After. */
+/**
+ * The explicit wait: retry-after-ms, then Traefik's `X-Retry-In` or the body's (if precise and
+ * consistent), then Retry-After.
+ */
 function waitOf(headers: Headers, now: number, hint: BodyHint | undefined): number | undefined {
   const ms = parseRetryAfterMs(headers.get('retry-after-ms'));
   if (ms !== undefined) return ms;
   const header = parseRetryAfter(headers.get('retry-after'), now);
-  if (hint === undefined) return header;
-  // Discord: `Retry-After: 65` and `retry_after: 64.57`; the finer one wins within the
-  // coarser one's second, and the longer one wins when they disagree.
-  if (header === undefined || Math.abs(header - hint.retryAfterMs) < 1000) return hint.retryAfterMs;
-  return Math.max(header, hint.retryAfterMs);
+  const finer = parseRetryIn(headers.get('x-retry-in')) ?? hint?.retryAfterMs;
+  if (finer === undefined) return header;
+  // Discord: `Retry-After: 65` and `retry_after: 64.57`; Traefik: `Retry-After: 1` and
+  // `X-Retry-In: 16.666666ms`. The finer one wins within the coarser one's second (read as a
+  // whole second, a token bucket's one-permit wait taught a rate of its burst per second), and
+  // the longer one wins when they disagree.
+  if (header === undefined || Math.abs(header - finer) < 1000) return finer;
+  return Math.max(header, finer);
 }
 
 /**

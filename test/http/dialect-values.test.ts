@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseBodyHint } from '../../src/http/body-hint.js';
 import { parseGoDuration } from '../../src/http/duration.js';
 import { parseIsoDate } from '../../src/http/iso-date.js';
-import { CLOCK_SKEW_MS, serverNow } from '../../src/http/server-answer.js';
+import { parseRetryIn } from '../../src/http/retry-after.js';
+import { CLOCK_SKEW_MS, readServerAnswer, serverNow } from '../../src/http/server-answer.js';
 
 describe('parseGoDuration (OpenAI resets, time.Duration.String)', () => {
   it.each([
@@ -90,6 +91,37 @@ describe('parseBodyHint (waits only a refusal body gives)', () => {
     ['an array', '[{"retry_after": 1}]'],
   ])('reads %s as nothing', (_name, text) => {
     expect(parseBodyHint(text)).toBeUndefined();
+  });
+});
+
+describe("parseRetryIn (Traefik's X-Retry-In: Go's time.Duration.String())", () => {
+  it.each([
+    ['16.666666ms', 17],
+    ['1.5s', 1500],
+    ['1m0.25s', 60_250],
+    ['500\u00b5s', 1],
+    ['0s', 0],
+    [' 20ms ', 20],
+  ])('reads %s', (text, ms) => {
+    expect(parseRetryIn(text)).toBe(ms);
+  });
+
+  it.each(['', '17', '-5ms', 'soon', '1.5', '5 ms'])('reads %j as nothing', (text) => {
+    expect(parseRetryIn(text)).toBeUndefined();
+  });
+
+  it('wins within the second of Retry-After, and the longer one wins when they disagree', () => {
+    const wait = (retryIn: string, retryAfter: string) =>
+      readServerAnswer({
+        status: 429,
+        headers: new Headers({ 'retry-after': retryAfter, 'x-retry-in': retryIn }),
+        nowEpochMs: 0,
+      })?.retryAfterMs;
+    expect(wait('16.666666ms', '1')).toBe(17);
+    expect(wait('2.4s', '3')).toBe(2_400);
+    // A wait that disagrees with the whole-second one by more than its rounding: the longer.
+    expect(wait('20ms', '5')).toBe(5_000);
+    expect(wait('7s', '1')).toBe(7_000);
   });
 });
 

@@ -94,6 +94,22 @@ describe("Azure OpenAI's retry-after-ms of one permit (a bucket of 10 per second
   });
 });
 
+describe("Traefik's X-Retry-In (a token bucket of 10 per second, a burst of 5)", () => {
+  const dialect = DIALECTS.find((d) => d.name === 'Traefik (X-Retry-In)') as Dialect;
+
+  it('learns the bucket from the exact wait, not from Retry-After rounded up to a second', async () => {
+    const result = await run80(dialect, { limits: { limit: 100, windowMs: 1000 } });
+    expect(result.lost).toBe(0);
+    // 80 calls at 10 per second after the first 5: 7.5 s at best, and a round trip. Read as
+    // `Retry-After: 1`, the one-permit waits taught the burst's 5 per second: 13.9 s.
+    expect(result.makespan).toBeLessThan((7_500 + 2 * ONE_WAY_MS) * 1.05);
+    // The slow start's burst is refused in the first second; after it, a refused growth now
+    // and then (AIMD on the result: one refusal and a wait of one permit each).
+    expect(result.refusedAt.filter((at) => at < 1_000).length).toBeGreaterThan(0);
+    expect(result.refusals).toBeLessThanOrEqual(15);
+  });
+});
+
 describe('a whole-second Unix X-RateLimit-Reset on a 1 s window (rate-limiter-flexible README)', () => {
   const dialect = DIALECTS.find((d) => d.name === 'X-RateLimit, Unix-second reset') as Dialect;
   // Configured to the server's published limit, with the window semantics it counts by.

@@ -7,7 +7,7 @@ import { MAX_DELAY_MS, parseGoDuration, trimSpaces } from '../../src/http/durati
 import { parseIsoDate } from '../../src/http/iso-date.js';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { parseRateLimitHeaders } from '../../src/http/ratelimit-headers.js';
-import { parseRetryAfter, parseRetryAfterMs } from '../../src/http/retry-after.js';
+import { parseRetryAfter, parseRetryAfterMs, parseRetryIn } from '../../src/http/retry-after.js';
 import { readServerAnswer } from '../../src/http/server-answer.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { drive } from '../support/flush.js';
@@ -48,6 +48,7 @@ describe('hostile headers cost linear time and never throw', () => {
       const asMs = retryAfter === 1000 ? 1 : retryAfter;
       expect(parseRetryAfterMs(value)).toBe(asMs);
       expect(parseGoDuration(value)).toBeUndefined();
+      expect(parseRetryIn(value)).toBeUndefined();
       expect(parseIsoDate(value)).toBeUndefined();
       expect(parseBodyHint(value)).toBeUndefined();
       const names = [
@@ -65,6 +66,7 @@ describe('hostile headers cost linear time and never throw', () => {
         'x-shopify-shop-api-call-limit',
         'retry-after',
         'retry-after-ms',
+        'x-retry-in',
         'date',
       ];
       for (const name of names) {

@@ -29,8 +29,10 @@ import { server } from './msw.js';
  * https://github.com/fastify/fastify-rate-limit#options), the whole-second Unix family with
  * `Retry-After: msBeforeNext / 1000` on every answer, as rate-limiter-flexible's README sets its
  * four headers (https://github.com/animir/node-rate-limiter-flexible#readme, "You may want to set
- * HTTP headers for the response"), only `Retry-After` on a refusal,
- * or nothing at all (nginx). Every refusal but the last carries `Retry-After` in whole seconds.
+ * HTTP headers for the response"), only `Retry-After` on a refusal, `Retry-After` and the
+ * exact wait as a Go duration in `X-Retry-In` on a refusal (Traefik's `rateLimit` middleware:
+ * see `goDelay`), or nothing at all (nginx). Every refusal but the last carries `Retry-After` in
+ * whole seconds.
  */
 export type CountingScheme = 'sliding-log' | 'fixed-window' | 'sliding-window' | 'gcra';
 export type CountingDialect =
@@ -40,6 +42,7 @@ export type CountingDialect =
   | 'x-ratelimit-delta'
   | 'rate-limiter-flexible'
   | 'retry-after'
+  | 'traefik'
   | 'none';
 
 export const COUNTING_SCHEMES: readonly CountingScheme[] = [
@@ -55,6 +58,7 @@ export const COUNTING_DIALECTS: readonly CountingDialect[] = [
   'x-ratelimit-delta',
   'rate-limiter-flexible',
   'retry-after',
+  'traefik',
   'none',
 ];
 
@@ -242,6 +246,7 @@ export function countingServer(options: CountingServerOptions) {
     }
     if (verdict.admitted) return HttpResponse.json({ ok: true }, { headers });
     if (dialect !== 'none') headers['retry-after'] = String(seconds(verdict.retryMs));
+    if (dialect === 'traefik') headers['x-retry-in'] = goDelay(verdict.retryMs);
     return new HttpResponse('Too Many Requests', { status: 429, headers });
   });
   return {
@@ -374,4 +379,19 @@ export function trackCalls(calls: readonly Promise<Response>[]) {
     ),
   );
   return { statuses, done: () => statuses.length === calls.length, all };
+}
+
+/**
+ * A wait as Go's `time.Duration.String()` prints it, as Traefik's `X-Retry-In` carries it
+ * (`16.666666ms`, `1.5s`, `1m0.25s`): to the ns, trailing zeros dropped.
+ */
+export function goDelay(ms: number): string {
+  const ns = Math.round(ms * 1e6);
+  const trimmed = (value: number, unit: string) => `${Number(value.toFixed(9))}${unit}`;
+  if (ns < 1_000) return `${ns}ns`;
+  if (ns < 1_000_000) return trimmed(ns / 1_000, '\u00b5s');
+  if (ns < 1_000_000_000) return trimmed(ns / 1_000_000, 'ms');
+  const minutes = Math.floor(ns / 60_000_000_000);
+  const seconds = trimmed((ns % 60_000_000_000) / 1e9, 's');
+  return minutes > 0 ? `${minutes}m${seconds}` : seconds;
 }

@@ -7,6 +7,7 @@
 import { HttpResponse, http } from 'msw';
 import type { ManualClock } from '../../src/testing/index.js';
 import { type Admission, goDuration, weightedBucket } from '../../demo/src/mock/llm-api.js';
+import { goDelay } from './counting-servers.js';
 import { turn } from './flush.js';
 
 export const ORIGIN = 'https://api.dialect.test';
@@ -35,6 +36,32 @@ export function fixedWindow(limit: number, windowMs: number): Model {
 export function bucket(capacity: number, fillMs: number): Model {
   const weighted = weightedBucket(capacity, fillMs);
   return (at) => weighted.admit(at, 1);
+}
+
+/**
+ * Traefik's bucket (golang.org/x/time/rate reserved as its middleware does): `burst` tokens,
+ * `average` per second; a request is admitted (held up to half a permit's time, which this
+ * model does not delay) while the bucket has half a token or more.
+ */
+function traefikBucket(average: number, burst: number): Model {
+  const perMs = average / 1000;
+  const maxDelayMs = 1 / (2 * perMs);
+  let tokens = burst;
+  let stamp = 0;
+  return (at) => {
+    tokens = Math.min(burst, tokens + Math.max(0, at - stamp) * perMs);
+    stamp = Math.max(stamp, at);
+    const delayMs = tokens >= 1 ? 0 : (1 - tokens) / perMs;
+    const ok = delayMs <= maxDelayMs;
+    if (ok) tokens -= 1;
+    const nextMs = tokens >= 1 ? 0 : (1 - tokens) / perMs;
+    return {
+      ok,
+      remaining: Math.max(0, Math.floor(tokens)),
+      nextMs,
+      resetMs: (burst - tokens) / perMs,
+    };
+  };
 }
 
 /** What a dialect answers: the headers of an admitted request, the whole refusal otherwise. */
@@ -180,6 +207,20 @@ export const DIALECTS: readonly Dialect[] = [
         'retry-after-ms': String(Math.ceil(a.nextMs)),
         'retry-after': String(sec(a.nextMs)),
       },
+    }),
+  },
+  {
+    // Traefik's rateLimit middleware: a token bucket of `burst` refilled `average` per second;
+    // a request that would wait up to half a permit's time is held that long and served, any
+    // other refused with Retry-After in whole seconds rounded up and the exact wait in
+    // X-Retry-In (serveDelayError in pkg/middlewares/ratelimiter/rate_limiter.go,
+    // https://github.com/traefik/traefik). Here `average: 10, burst: 5`.
+    name: 'Traefik (X-Retry-In)',
+    doc: 'https://doc.traefik.io/traefik/middlewares/http/ratelimit/',
+    model: () => traefikBucket(10, 5),
+    admitted: () => ({}),
+    refused: (a) => ({
+      headers: { 'retry-after': String(sec(a.nextMs)), 'x-retry-in': goDelay(a.nextMs) },
     }),
   },
   {
