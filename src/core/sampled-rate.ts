@@ -30,7 +30,7 @@ const GROWTH = 1.05;
  * with a wait costs the whole wait (a second of nothing sent, for a whole-second `Retry-After`),
  * where a bare refusal costs one request.
  */
-const RAISE_MS = 60_000;
+export const RAISE_MS = 60_000;
 /** Of the permits a period of the rate allowed, the share the server must have admitted. */
 const KEPT = 0.9;
 

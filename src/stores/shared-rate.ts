@@ -1,6 +1,7 @@
 import { AIMD, MIN_SAMPLE, SPENT_STREAK } from '../core/adaptive-rate.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
 import { windowOfWait } from '../core/refusals.js';
+import { RAISE_MS as SAMPLED_RAISE_MS } from '../core/sampled-rate.js';
 
 /**
  * One rate for a key, learned in a shared store from the bare refusals (a 429 with no wait:
@@ -155,7 +156,8 @@ export function rateAt(rate: SharedRate, now: number): number {
   const elapsed = now > rate.cutAt ? now - rate.cutAt : 0;
   const doubled = rate.perMs * 2 ** (elapsed / AIMD.DOUBLE_MS);
   if (!(rate.ceiling > 0)) return doubled;
-  const raised = rate.ceiling * raisedBy(elapsed);
+  const raised =
+    rate.ceiling * raisedBy(elapsed, rate.sample > 0 ? SAMPLED_RAISE_MS : AIMD.RAISE_MS);
   const target = raised * AIMD.HEADROOM;
   if (!(rate.perMs < target)) return rate.perMs;
   const approached = target - (target - rate.perMs) * 2 ** (-elapsed / AIMD.APPROACH_MS);
@@ -167,14 +169,16 @@ export const MOST_RAISES = 60;
 
 /**
  * What the ceiling is raised by `elapsed` ms after the cut, as `AdaptiveRate` raises it: by
- * `RAISE` once `RAISE_MS` passed without a refusal, then a larger raise each `DOUBLE_MS`
- * (`RAISE` to the power of the raises in a row, as CUBIC probes past its last maximum). One
- * raise per `RAISE_MS` held a rate cut low while a window was spent (HAProxy) at half the
- * server's for over a minute.
+ * `RAISE` once `afterMs` passed without a refusal (`RAISE_MS`; a minute for a rate a refusal
+ * with a wait taught, as `SampledRate` raises it: a growth refused costs every client the whole
+ * wait, a second for a whole-second `Retry-After`, where a bare refusal costs one request), then
+ * a larger raise each `DOUBLE_MS` (`RAISE` to the power of the raises in a row, as CUBIC probes
+ * past its last maximum). One raise per `RAISE_MS` held a rate cut low while a window was spent
+ * (HAProxy) at half the server's for over a minute.
  */
-export function raisedBy(elapsed: number): number {
-  if (!(elapsed >= AIMD.RAISE_MS)) return 1;
-  const raises = Math.min(MOST_RAISES, 1 + Math.floor((elapsed - AIMD.RAISE_MS) / AIMD.DOUBLE_MS));
+export function raisedBy(elapsed: number, afterMs: number = AIMD.RAISE_MS): number {
+  if (!(elapsed >= afterMs)) return 1;
+  const raises = Math.min(MOST_RAISES, 1 + Math.floor((elapsed - afterMs) / AIMD.DOUBLE_MS));
   return AIMD.RAISE ** ((raises * (raises + 1)) / 2);
 }
 
@@ -296,8 +300,8 @@ export function refused(
  * server refused, is what the server admitted of every client in its window, and the rate is
  * that many over the window (`windowOfWait`: from the first grant until the wait ends, in whole
  * seconds for a whole-second wait), `HEADROOM` of it paced for every client. The block holds
- * them until the wait ends; the rate grows past its sample only by the ceiling's raise after
- * `RAISE_MS` without a refusal, and the next refusal measures again.
+ * them until the wait ends; the rate grows past its sample only by the ceiling's raise after a
+ * minute without a refusal (`raisedBy`), and the next refusal measures again.
  *
  * Each pacer learning a rate from its own answers found only its share of the server's window,
  * which grew when the others were done: three processes on one store against

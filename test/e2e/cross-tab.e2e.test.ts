@@ -103,15 +103,17 @@ window.harness = {
     store.close();
   },
   /**
-   * \`granted\` permits of \`key\` taken at once, then a bare refusal (a 429 without a wait) as a
-   * pacer reports it: the store makes the key's shared rate. Resolves with the refusal's time.
+   * \`granted\` permits of \`key\` taken at once, then a refusal as a pacer reports it, bare (a
+   * 429 without a wait) or with \`retryAfterMs\`: the store makes the key's shared rate.
+   * Resolves with the refusal's time.
    */
-  async refuse(budget, key, policy, granted) {
+  async refuse(budget, key, policy, granted, retryAfterMs) {
     const store = crossTabStore({ name: budget });
     const call = { limits: [resolvePolicy(policy)], signal: new AbortController().signal };
     await store.takeMany(key, Array(granted).fill(1), false, call);
     const at = sharedNow();
-    await store.observe(key, { kind: 'refusal' }, call);
+    const wait = retryAfterMs === undefined ? {} : { retryAfterMs, sentAt: 0 };
+    await store.observe(key, { kind: 'refusal', ...wait }, call);
     store.close();
     return at;
   },
@@ -208,7 +210,13 @@ interface Harness {
   ): Promise<{ admitted: number; mode: string }>;
   startTake(budget: string, key: string, capacity: number): void;
   learn(budget: string, key: string, policy: object, learned: object): Promise<void>;
-  refuse(budget: string, key: string, policy: object, granted: number): Promise<number>;
+  refuse(
+    budget: string,
+    key: string,
+    policy: object,
+    granted: number,
+    retryAfterMs?: number,
+  ): Promise<number>;
   pendingLocks(): Promise<string[]>;
   unitsReject(
     budget: string,
@@ -398,6 +406,31 @@ describe('crossTabStore in chromium: four tabs, one bucket', () => {
       expect(gap).toBeGreaterThanOrEqual(spacingAt(starts[i + 1] as number) - TOLERANCE_MS);
     });
     expect((starts.at(-1) as number) - refusedAt).toBeLessThan(10 * 100 + 1_000);
+  }, 60_000);
+
+  it('paces every tab by the rate one tab’s refusal with a wait made in the store, once the wait ends', async () => {
+    const [a, b, c] = pages as [Page, Page, Page];
+    // Every tab is configured far too generously. The first took 11 permits, then heard a 429
+    // with `Retry-After: 1` for the last of them: the server admitted 10 in a window of a
+    // second, so the store blocks the key for the second and paces it at 95% of 10 a second.
+    const policy = { limit: 1_000, windowMs: 1_000 };
+    const refusedAt = await harness(a, 'refuse', 'waited', 'k', policy, 11, 1_000);
+    const { starts, gaps } = await fiveEach([b, c], 'waited', policy);
+    console.info(
+      `[cross-tab] a refusal with a wait after 11 granted, 2 tabs x 5 calls: first start ${Math.round((starts[0] as number) - refusedAt)} ms after it, gaps ${gaps.map((gap) => Math.round(gap)).join(', ')} ms`,
+    );
+    const TOLERANCE_MS = 25;
+    const spacing = 1_000 / (10 * 0.95);
+    expect(starts[0] as number).toBeGreaterThanOrEqual(refusedAt + 1_000 - TOLERANCE_MS);
+    // One permit per spacing between both tabs, but for one more at once for a client that came
+    // late for its permit (the store's credit of one); the generous policy alone started all 10
+    // at once.
+    const close = gaps.filter((gap) => gap < spacing - TOLERANCE_MS);
+    expect(close.length).toBeLessThanOrEqual(1);
+    expect((starts.at(-1) as number) - (starts[0] as number)).toBeGreaterThanOrEqual(
+      8 * spacing - TOLERANCE_MS,
+    );
+    expect((starts.at(-1) as number) - refusedAt).toBeLessThan(1_000 + 10 * spacing + 1_000);
   }, 60_000);
 
   it('counts the tokens of every tab: exactly the tokens allowed are spent, whatever the requests', async () => {

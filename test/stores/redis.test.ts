@@ -197,7 +197,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
           ],
           // Thirty granted in 300 ms, refused with a whole-second wait and two echoes: a rate
           // of 28 per second less two, paced once the block ends; then a refusal with a wait of
-          // 250 ms after more were granted, which measures again.
+          // 250 ms after more were granted, which measures again; then a minute of grants.
           [
             [{ algorithm: gcra, limit: 100, windowMs: 1_000 }],
             [
@@ -209,6 +209,8 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 25 }, () => ({ ...quiet, dt: 40, costs: [1, 1] })),
               { ...quiet, dt: 10, waited: { sentAt: -10, waitMs: 250 } },
               ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 30, costs: [1, 1] })),
+              // A minute and more without a refusal: only then is its ceiling raised.
+              ...Array.from({ length: 14 }, () => ({ ...quiet, dt: 5_000, costs: [1, 1, 1] })),
             ],
           ],
           // Ten granted in a second make a slow rate, cut 1.5 s later below the ceiling it

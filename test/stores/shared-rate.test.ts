@@ -282,8 +282,10 @@ describe('the rate a store learns from refusals that say when to come back', () 
     expect(granted).toEqual([true, true, false]);
     const next = decide(state, limits, 1_300, [1], false)[0];
     expect(next?.retryAfterMs).toBe(Math.ceil(1_000 / (29 * AIMD.HEADROOM)));
-    // Not grown past it: the next refusal measures again.
-    expect(rateAt(state.rate as SharedRate, 9_000)).toBeCloseTo(state.rate?.perMs ?? 0, 12);
+    // Not grown past it: the next refusal measures again, or a minute without one raises it.
+    const rate = state.rate as SharedRate;
+    expect(rateAt(rate, 300 + 60_000 - 1)).toBeCloseTo(rate.perMs, 12);
+    expect(rateAt(rate, 300 + 60_000)).toBeCloseTo(rate.perMs * AIMD.RAISE, 12);
   });
 
   it('is read over whole seconds only for a wait of whole seconds', () => {

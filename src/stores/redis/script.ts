@@ -2,6 +2,7 @@ import { AIMD, MIN_SAMPLE, SPENT_STREAK } from '../../core/adaptive-rate.js';
 import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
+import { RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
 import { LATE_PERMITS, MOST_RAISES } from '../shared-rate.js';
 
 /**
@@ -222,8 +223,10 @@ local function rate_at(r, at)
   local doubled = r.perMs * 2 ^ (elapsed / ${AIMD.DOUBLE_MS})
   if not (r.ceiling > 0) then return doubled end
   local raised = r.ceiling
-  if elapsed >= ${AIMD.RAISE_MS} then
-    local raises = math.min(${MOST_RAISES}, 1 + math.floor((elapsed - ${AIMD.RAISE_MS}) / ${AIMD.DOUBLE_MS}))
+  local after = ${AIMD.RAISE_MS}
+  if r.sample > 0 then after = ${SAMPLED_RAISE_MS} end
+  if elapsed >= after then
+    local raises = math.min(${MOST_RAISES}, 1 + math.floor((elapsed - after) / ${AIMD.DOUBLE_MS}))
     raised = r.ceiling * ${AIMD.RAISE} ^ ((raises * (raises + 1)) / 2)
   end
   local target = raised * ${AIMD.HEADROOM}
