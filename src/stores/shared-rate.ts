@@ -232,18 +232,7 @@ export function refused(
   if (rate === undefined) {
     const seed = ownPerMs * AIMD.SEED_CUT;
     const perMs = admitted > 0 && admitted < seed ? admitted : seed;
-    const made: SharedRate = {
-      perMs: perMs > FLOOR_PER_MS ? perMs : FLOOR_PER_MS,
-      ceiling: 0,
-      cutAt: now,
-      stamp: now,
-      debt: 0,
-      streak: 0,
-      refusedAt: now,
-      granted: 0,
-      probeAt: now,
-      sample: 0,
-    };
+    const made = madeAt(now, perMs > FLOOR_PER_MS ? perMs : FLOOR_PER_MS, 0, 0);
     if (!(made.perMs < ownPerMs)) return undefined;
     pause(made, now);
     return made;
@@ -340,7 +329,11 @@ export function refusedWithWait(
   admissions.sample = 0;
   const ceiling = admitted / windowOfWait(since, now, sentAt, waitMs);
   const perMs = Math.max(ceiling * AIMD.HEADROOM, FLOOR_PER_MS);
-  if (!(perMs < ownPerMs)) return undefined;
+  return perMs < ownPerMs ? madeAt(now, perMs, ceiling, admitted) : undefined;
+}
+
+/** A rate made by a refusal at `now`: cut then, owing nothing, nothing granted since. */
+function madeAt(now: number, perMs: number, ceiling: number, sample: number): SharedRate {
   return {
     perMs,
     ceiling,
@@ -351,7 +344,7 @@ export function refusedWithWait(
     refusedAt: now,
     granted: 0,
     probeAt: now,
-    sample: admitted,
+    sample,
   };
 }
 
