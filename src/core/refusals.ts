@@ -62,10 +62,10 @@ export function refused(
     }
     const wholeSeconds = wait >= 1_000 && wait % 1_000 === 0;
     // The sample spans the server's window: from its first admission to the wait's end, in whole
-    // seconds for a whole-second wait (`windowOfWait`). Read as the middle of that second instead, a refusal with a few ms of its window to go
-    // taught a rate up to a third too slow, and the first sample, a slow start's burst, one too
-    // fast (0.60-0.75x of the rate after two windows against @fastify/rate-limit saying only
-    // `retry-after`: bench:servers).
+    // seconds for a whole-second wait (`windowOfWait`). Read as the middle of that second
+    // instead, a refusal with a few ms of its window to go taught a rate up to a third too slow,
+    // and the first sample, a slow start's burst, one too fast (0.60-0.75x of the rate after two
+    // windows against @fastify/rate-limit saying only `retry-after`: bench:servers).
     const windowMs = windowOfWait(firstAdmittedAt, now, sentAt, wait);
     // The rate that paced the key when refused, if a refusal taught it: too fast.
     const taught =

@@ -12,16 +12,17 @@ import { LATE_PERMITS, MOST_RAISES } from '../shared-rate.js';
  * the same order (property-tested against it through a real server).
  *
  * KEYS[1]: the key's hash. ARGV[1]: the operation ('t' take, 'p' peek, 'b' block, 'l' lower,
- * 'a' learn, 'd' adjust, 'f' refused without a wait, 'w' refused with one, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the
- * server's (tests pass their own). ARGV[3]: how many policies; then 4 values per policy (1 for
- * gcra, else 0; limit; windowMs; capacity); then the operation's: take: stop at the first
- * denial (1/0) and the costs; peek: the cost; block: ms; lower: the permits left, then the
- * (1-based) policies to lower, all when none; learn: the limit and window the server
- * advertised, and the (0-based) first policy of its unit (0: the main unit); adjust: one amount per policy (negative gives back);
- * refused: when the refused request was sent (ms from now, 0 or less), then the policies to
- * lower to 0 as for lower; refused with a wait: when it was sent, and the wait (ms). A cost is a number, charged
- * to every policy, or one amount per policy each followed by a comma (`1,812,`: see
- * `StoreCost` and `encodeCost`); an amount of 0 is always allowed.
+ * 'a' learn, 'd' adjust, 'f' refused without a wait, 'w' refused with one, 'r' reset, 'n'
+ * nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
+ * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
+ * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block:
+ * ms; lower: the permits left, then the (1-based) policies to lower, all when none; learn: the
+ * limit and window the server advertised, and the (0-based) first policy of its unit (0: the
+ * main unit); adjust: one amount per policy (negative gives back); refused: when the refused
+ * request was sent (ms from now, 0 or less), then the policies to lower to 0 as for lower;
+ * refused with a wait: when it was sent, and the wait (ms). A cost is a number, charged to
+ * every policy, or one amount per policy each followed by a comma (`1,812,`: see `StoreCost`
+ * and `encodeCost`); an amount of 0 is always allowed.
  *
  * The hash holds `b` (blocked until, server ms) and per policy `sN` (stamp) and `vN` (tokens, or
  * ms of debt ahead of the stamp for gcra), written with 17 significant digits so they read back

@@ -168,8 +168,8 @@ class RedisBuckets implements RedisStore {
     const { remaining, blockMs, learns, which } = effect;
     const some = which.length < call.limits.length ? which.map((index) => index + 1) : [];
     if (effect.refused === true) {
-      // Lowered to nothing (blocked for the wait, with one), and the key's shared rate made or
-      // cut, in one step.
+      // Bare, the key is lowered to nothing; with a wait, blocked for it. Either way its shared
+      // rate is made or cut in the same step.
       const sentAt = Math.min(0, (signal as { readonly sentAt?: number }).sentAt ?? 0);
       await (blockMs > 0
         ? this.once(key, 'w', [sentAt, blockMs], call)
