@@ -17,8 +17,9 @@ import { AIMD } from './adaptive-rate.js';
  *   second in a row, up to `HEADROOM` of the ceiling (and never past the key's own rate);
  * - a refused growth goes back to the last rate kept (see `refused`), and the rate it was
  *   refused at is the ceiling: the same growth is not refused twice;
- * - a ceiling not refused for `RAISE_MS` rises by `AIMD.RAISE` (another client sharing the
- *   server, a process on the same API, may have stopped).
+ * - a ceiling not refused for `RAISE_MS` rises by `AIMD.RAISE`, and by more each `DOUBLE_MS`
+ *   after while the server admits the rate (another client sharing the server, a process on the
+ *   same API, may have stopped; a long wait may have taught a rate far too slow).
  *
  * A key whose callers send slower than the rate teaches nothing of a faster one, and grows not;
  * nor does one whose server's counts said its window was full (`spent`).
@@ -31,6 +32,8 @@ const GROWTH = 1.05;
  * where a bare refusal costs one request.
  */
 export const RAISE_MS = 60_000;
+/** Raises in a row past which each raise is no larger (`RAISE` to the 60th is 304x). */
+const MOST_RAISES = 60;
 /** Of the permits a period of the rate allowed, the share the server must have admitted. */
 const KEPT = 0.9;
 
@@ -38,6 +41,8 @@ export class SampledRate {
   /** The fastest rate (permits per ms) not shown too fast: the slowest refused, or a sample's. */
   private ceilingPerMs = Number.POSITIVE_INFINITY;
   private ceilingAt: number;
+  /** Raises of the ceiling in a row since a refusal set it (see `answered`). */
+  private raises = 0;
   /** The rate of the last period kept (see `answered`), until the next refusal. */
   private keptPerMs: number | undefined;
   /** When the current period of evidence began (by send time). */
@@ -94,6 +99,7 @@ export class SampledRate {
     this.bySample = ceiling === fastestPerMs;
     this.ceilingPerMs = ceiling;
     this.ceilingAt = now;
+    this.raises = 0;
     this.since = resumesAt;
     this.admitted = 0;
     this.streak = 0;
@@ -144,8 +150,14 @@ export class SampledRate {
       this.streak = 0;
       return undefined;
     }
-    if (now - this.ceilingAt >= RAISE_MS) {
-      this.ceilingPerMs *= AIMD.RAISE;
+    // Not refused for RAISE_MS, the ceiling rises, and by more each DOUBLE_MS after while the
+    // server admits it (`AIMD.RAISE` to the power of the raises in a row, as `AdaptiveRate`'s):
+    // a rate taught far too slow (a 503's `Retry-After: 120` after a hundred admitted read as
+    // a hundred per two minutes) rose by a tenth a minute, and 298 calls a server admitted at
+    // 100 a second took 275 s after the wait.
+    if (now - this.ceilingAt >= (this.raises === 0 ? RAISE_MS : AIMD.DOUBLE_MS)) {
+      this.raises++;
+      this.ceilingPerMs *= AIMD.RAISE ** Math.min(this.raises, MOST_RAISES);
       this.ceilingAt = now;
     }
     const ceiling = this.ceilingPerMs * AIMD.HEADROOM;

@@ -52,6 +52,23 @@ describe('SampledRate', () => {
     expect(perMs).toBeCloseTo(0.02 * AIMD.HEADROOM, 6);
   });
 
+  it('raises its ceiling after RAISE_MS kept at it, and by more each second after', () => {
+    // A ceiling of 1 a second (a long wait's sample: a hundred per 100 s), the rate at it.
+    const rate = new SampledRate(0);
+    rate.refused(0, 1_000, undefined, 0.001);
+    let perMs = 0.001 * AIMD.HEADROOM;
+    const rates: number[] = [];
+    for (let second = 1; second <= 85; second++) {
+      answerSpread(rate, second * 1_000, 1_000, Math.ceil(perMs * 1_000), perMs);
+      perMs = closePeriod(rate, (second + 1) * 1_000, perMs) ?? perMs;
+      rates.push(perMs * 1_000);
+    }
+    // Held at the ceiling's headroom for a minute; then growing by more each period: 25 s on,
+    // past ten times the rate (a tenth more a minute took 24 minutes to get there).
+    expect(rates[55]).toBeCloseTo(0.95, 6);
+    expect(rates[84] as number).toBeGreaterThan(10 * 0.95);
+  });
+
   it('scales a ceiling its sample set (late admissions), not one a refused rate set', () => {
     /** What a kept second at 18 a second grows to, after the ceiling was scaled by 1.5. */
     const grownAfterScale = (refusedPerMs: number | undefined) => {

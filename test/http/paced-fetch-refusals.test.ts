@@ -2,7 +2,9 @@ import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { createManualClock, type ManualClock } from '../../src/testing/index.js';
+import { perSecond } from '../../src/index.js';
 import { stampedFetch } from '../support/backends.js';
+import { driveNetwork, network, trackCalls } from '../support/counting-servers.js';
 import { drive } from '../support/flush.js';
 import { server } from '../support/msw.js';
 
@@ -210,5 +212,38 @@ describe('body hints', () => {
     expect((await response.json()).padding).toBe(padding);
     // The backoff of a refusal it cannot explain (750 ms at jitter 0.5), not the body's 90 s.
     expect(pacedFetch.pacer.inspect('https://api.test').blockedUntil).toBe(750);
+  });
+});
+
+describe('a rate a long wait taught', () => {
+  it('grows back within seconds once a minute at it passed without a refusal', async () => {
+    // A hundred admitted at once, then `Retry-After: 120` (a penalty, a maintenance window),
+    // then everything admitted: the wait taught a hundred per two minutes, far too slow.
+    const clock = createManualClock();
+    const net = network({ clock, delayMs: [10, 10] });
+    let served = 0;
+    const admittedAt: number[] = [];
+    server.use(
+      http.get('https://api.test/*', () => {
+        if (++served === 101) {
+          return new HttpResponse(null, { status: 429, headers: { 'retry-after': '120' } });
+        }
+        admittedAt.push(clock.now());
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const pacedFetch = createPacedFetch({ limits: perSecond(100), fetch: net.fetch, clock });
+    const calls = Array.from({ length: 400 }, (_, i) => pacedFetch(`https://api.test/n/${i}`));
+    const { statuses, done, all } = trackCalls(calls);
+    await driveNetwork(clock, net, done, 3_600_000);
+    await all;
+    // The refused call's wait is past `retry.maxRetryAfterMs` (60 s): it returns its 429.
+    expect(statuses.filter((status) => status === 200)).toHaveLength(399);
+    const after = admittedAt.filter((at) => at > 120_000);
+    expect(after).toHaveLength(298);
+    // Held to the taught rate for a minute, then raised by more each second while admitted:
+    // the 298 take under a minute and a half (a tenth more a minute: 275 s).
+    expect((after.at(-1) as number) - 120_000).toBeLessThan(90_000);
+    pacedFetch.pacer.dispose();
   });
 });
