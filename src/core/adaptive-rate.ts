@@ -62,6 +62,18 @@ export const AIMD = Object.freeze({
 });
 
 const FLOOR_PER_MS = 1 / AIMD.FLOOR_MS;
+
+/** Raises in a row that compound no further: `RAISE` to the 1,830th power is 1e75, finite. */
+export const MOST_RAISES = 60;
+
+/**
+ * What the `raises`-th raise of a ceiling in a row multiplies it by: `RAISE` to that power, as
+ * CUBIC probes past its last maximum (`AdaptiveRate`, `SampledRate`; a store's rate computes the
+ * product from the time since its cut, `raisedBy` in stores/shared-rate.ts).
+ */
+export function raiseFactor(raises: number): number {
+  return AIMD.RAISE ** Math.min(raises, MOST_RAISES);
+}
 /**
  * Fewest requests admitted between two refusals for them to teach a rate: one or two over a
  * whole-second wait make an estimate many times too slow, which no refusal would correct.
@@ -176,7 +188,7 @@ export class AdaptiveRate implements Strategy, Admits {
     }
     if (now - this.ceilingAt >= (this.raises === 0 ? AIMD.RAISE_MS : AIMD.DOUBLE_MS)) {
       this.raises++;
-      this.ceiling *= AIMD.RAISE ** this.raises;
+      this.ceiling *= raiseFactor(this.raises);
       this.ceilingAt = now;
     }
     // Toward HEADROOM of the ceiling, the gap halving every APPROACH_MS, and never faster than

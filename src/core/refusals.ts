@@ -60,7 +60,7 @@ export function refused(
       // share takes 5.1 s). The block, shared through the store, is the answer.
       if (!states.answered()) return;
     }
-    const wholeSeconds = wait >= 1_000 && wait % 1_000 === 0;
+    const wholeSeconds = inWholeSeconds(wait);
     // The sample spans the server's window: from its first admission to the wait's end, in whole
     // seconds for a whole-second wait (`windowOfWait`). Read as the middle of that second
     // instead, a refusal with a few ms of its window to go taught a rate up to a third too slow,
@@ -179,6 +179,11 @@ export function refused(
   };
 }
 
+/** A wait of whole seconds (`Retry-After`'s), rounded up by up to a second. */
+function inWholeSeconds(waitMs: number): boolean {
+  return waitMs >= 1_000 && waitMs % 1_000 === 0;
+}
+
 /**
  * The server's window, read from a refusal at `now` of a request sent at `sentAt` that said to
  * wait `waitMs`, for a sample whose first request was sent at `firstAt`: from then until the
@@ -188,7 +193,7 @@ export function refused(
  * wait a second early).
  */
 export function windowOfWait(firstAt: number, now: number, sentAt: number, waitMs: number): number {
-  if (!(waitMs >= 1_000 && waitMs % 1_000 === 0)) return now + waitMs - firstAt;
+  if (!inWholeSeconds(waitMs)) return now + waitMs - firstAt;
   const earliest = sentAt - (now - sentAt) - firstAt + waitMs - 1_000;
   return Math.max(1, Math.floor(earliest / 1_000) + 1) * 1_000;
 }

@@ -1,4 +1,4 @@
-import { AIMD } from './adaptive-rate.js';
+import { AIMD, raiseFactor } from './adaptive-rate.js';
 
 /**
  * What a rate taught by a refusal with a wait (`Retry-After` and no policy, learning.ts
@@ -32,8 +32,6 @@ const GROWTH = 1.05;
  * where a bare refusal costs one request.
  */
 export const RAISE_MS = 60_000;
-/** Raises in a row past which each raise is no larger (`RAISE` to the 60th is 304x). */
-const MOST_RAISES = 60;
 /** Of the permits a period of the rate allowed, the share the server must have admitted. */
 const KEPT = 0.9;
 
@@ -157,7 +155,7 @@ export class SampledRate {
     // 100 a second took 275 s after the wait.
     if (now - this.ceilingAt >= (this.raises === 0 ? RAISE_MS : AIMD.DOUBLE_MS)) {
       this.raises++;
-      this.ceilingPerMs *= AIMD.RAISE ** Math.min(this.raises, MOST_RAISES);
+      this.ceilingPerMs *= raiseFactor(this.raises);
       this.ceilingAt = now;
     }
     const ceiling = this.ceilingPerMs * AIMD.HEADROOM;

@@ -1,4 +1,4 @@
-import { AIMD, MIN_SAMPLE, SPENT_STREAK } from '../core/adaptive-rate.js';
+import { AIMD, MIN_SAMPLE, MOST_RAISES, SPENT_STREAK } from '../core/adaptive-rate.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
 import { windowOfWait } from '../core/refusals.js';
 import { RAISE_MS as SAMPLED_RAISE_MS } from '../core/sampled-rate.js';
@@ -166,9 +166,6 @@ export function rateAt(rate: SharedRate, now: number): number {
   const approached = target - (target - rate.perMs) * 2 ** (-elapsed / AIMD.APPROACH_MS);
   return approached < doubled ? approached : doubled;
 }
-
-/** Raises in a row that compound no further: `RAISE` to the 1,830th power is 1e75, finite. */
-export const MOST_RAISES = 60;
 
 /**
  * What the ceiling is raised by `elapsed` ms after the cut, as `AdaptiveRate` raises it: by

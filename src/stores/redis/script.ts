@@ -1,9 +1,9 @@
-import { AIMD, MIN_SAMPLE, SPENT_STREAK } from '../../core/adaptive-rate.js';
+import { AIMD, MIN_SAMPLE, MOST_RAISES, SPENT_STREAK } from '../../core/adaptive-rate.js';
 import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
 import { RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
-import { LATE_PERMITS, MOST_RAISES } from '../shared-rate.js';
+import { LATE_PERMITS } from '../shared-rate.js';
 
 /**
  * The token bucket and GCRA of `bucket-state.ts`, as one Lua script per decision: Redis runs a
