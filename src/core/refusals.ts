@@ -75,9 +75,11 @@ export function refused(
     if (admitted >= MIN_SAMPLE && windowMs >= 1) {
       // The fastest rate the sample allows, which the rate grows to and no further until
       // refused: its whole seconds' (no faster is a whole number of seconds), or its exact
-      // wait's. On a store the sample is this pacer's share of what the server admitted, and
-      // the share grows when the others are done: up to its wait a second early then (held to
-      // its share, the last of three processes on one store ran at a quarter of the rate alone).
+      // wait's. On a store that learns no rate for its clients (`sharesRates` false: one of
+      // one's own; this package's return above) the sample is this pacer's share of what the
+      // server admitted, and the share grows when the others are done: up to its wait a second
+      // early then (held to its share, the last of three processes on one Redis store, before it
+      // learned rates, ran at a quarter of the rate alone).
       const fastestPerMs = !wholeSeconds
         ? admitted / windowMs
         : states.answered()

@@ -497,7 +497,8 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
   function keptThreeSeconds(onStore: boolean) {
     const own: PolicyInput = { limit: 10_000, windowMs: 1_000, algorithm: slidingLog };
     const { clock, limiter } = burst(20, 10, 0, own);
-    // A pacer hears every answer of the key (its permits settle); one on a store, only its own.
+    // A pacer hears every answer of the key (its permits settle); one on a store that learns no
+    // rate for its clients (`sharesRates` false), only its own.
     limiter.answered = !onStore;
     clock.set(250);
     limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 1_000, sentAt: 220 });
