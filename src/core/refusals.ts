@@ -105,9 +105,7 @@ export function refused(
         learning.sampleFrom = firstAdmittedAt;
         learning.sampleSize = admitted;
       }
-      adopt(states, key, now, Math.min(limit, MAX_LOGGED), windowOfLimit, 'rate', {
-        inUseUntilBlockEnds: spent,
-      });
+      paceAt(states, key, now, limit, windowOfLimit, spent);
     } else {
       const floorPerMs = learning.sampled?.refused(now, now + wait, taught);
       // Refused again before it admitted a sample's worth, with a wait shorter than the taught
@@ -128,7 +126,7 @@ export function refused(
       ) {
         const cutPerMs =
           floorPerMs !== undefined && floorPerMs < taught ? floorPerMs : taught * AIMD.CUT;
-        retime(learning, policy.limit / Math.max(cutPerMs, 1 / AIMD.FLOOR_MS));
+        paceAt(states, key, now, 1, 1 / Math.max(cutPerMs, 1 / AIMD.FLOOR_MS));
       }
     }
     return;
@@ -179,6 +177,41 @@ export function refused(
     policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
     openedAt: Number.NEGATIVE_INFINITY,
   };
+}
+
+/**
+ * The shortest window a rate a refusal taught is counted over (see `paceAt`): a second, the
+ * window most servers count.
+ */
+const RATE_WINDOW_MS = 1_000;
+
+/**
+ * Paces `key` at `limit` per `windowMs`, a rate a refusal taught, spaced from the block's end
+ * (see `adopt`), over a window of at least `RATE_WINDOW_MS` (the fewest permits of the same rate
+ * that fill it), unless the sample spent the limit the server named (`spent`: the server's
+ * window). The key counts its permits arrival-safe, each from its send until its answer and then
+ * for a window, which costs a round trip per window: a bucket's exact waits (Traefik's
+ * `X-Retry-In`, a few ms) taught samples of 3 permits over 180 ms, and through 5-60 ms of jitter
+ * a rate counted over its sample paced the key at 0.7 of it. A window lengthened for a slower
+ * rate instead (`retime`) held the permits of the faster one as long: a rate cut five times
+ * stood 2 s (`measure:arrivals`, a GCRA saying `X-Retry-In`).
+ */
+function paceAt(
+  states: KeyStates,
+  key: string,
+  now: number,
+  limit: number,
+  windowMs: number,
+  spent = false,
+): void {
+  if (windowMs < RATE_WINDOW_MS && !spent) {
+    const perMs = limit / windowMs;
+    limit = Math.ceil(perMs * RATE_WINDOW_MS);
+    windowMs = limit / perMs;
+  }
+  adopt(states, key, now, Math.min(limit, MAX_LOGGED), windowMs, 'rate', {
+    inUseUntilBlockEnds: spent,
+  });
 }
 
 /** A wait of whole seconds (`Retry-After`'s), rounded up by up to a second. */
