@@ -6,7 +6,7 @@ import { inUseOf, type Strategy } from './algorithms/strategy.js';
 import { tokenBucket } from './algorithms/token-bucket.js';
 import type { CompiledPolicy } from './compile.js';
 import { type LearnedLimit, type LearnedSource, WithLearned } from './learned.js';
-import { type Algorithm, resolvePolicy } from './policy.js';
+import { type Algorithm, type ResolvedPolicy, resolvePolicy } from './policy.js';
 import { MAX_DELAY_MS } from './signal.js';
 import { SlowStart } from './slow-start.js';
 
@@ -140,6 +140,15 @@ export function retime(state: WithLearned, windowMs: number): void {
     counter: retimed.call(learned.counter, windowMs),
     policy: { ...learned.policy, windowMs },
   };
+}
+
+/** The policy of `key`'s own limits of `limit` permits, if any. */
+export function ownPolicy(
+  states: KeyStates,
+  key: string,
+  limit: number | undefined,
+): ResolvedPolicy | undefined {
+  return states.compiled(key).policies.find((policy) => policy.limit === limit);
 }
 
 /** Ends the slow start of `key`, keeping its state heard from (a `start` then restarts none). */

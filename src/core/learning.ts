@@ -8,6 +8,7 @@ import {
   forget,
   type KeyStates,
   MAX_LOGGED,
+  ownPolicy,
   retime,
 } from './learned-policy.js';
 import { admittedLate, grow, refused } from './refusals.js';
@@ -138,8 +139,11 @@ export function applySignal(
         learned.run = { remaining, ends };
       }
       // Permits the log does not know of (another client's) count a whole window from now,
-      // unless the server's window resets sooner (a fixed window): then only its block holds.
-      if (ends === undefined || ends >= now + windowMs) {
+      // unless the server's window resets no later (a fixed window): then only its block holds.
+      // A reset of exactly a window is no count that outlasts it: a whole-second `t=1` on a 1 s
+      // window (a sliding-window counter's end of window, rounded up) made the gap between its
+      // weighted count and the log's a whole window of permits (0.85x of its rate, 0.92x now).
+      if (ends === undefined || ends > now + windowMs) {
         learned.counter.lowerRemaining(now, remaining);
       }
       heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
@@ -187,8 +191,40 @@ export function applySignal(
   }
   // A slow start reads a count by the time its request was sent (`SlowStart.lowerRemaining`).
   const sentAt = signal.kind === 'quota' ? signal.sentAt : undefined;
+  // As for a policy above: a count of the limit the key already counts arrival-safe, over a
+  // window no shorter than the count's reset, is no count that outlasts it. A sliding-window
+  // counter weighs its previous window as if spread evenly, so its count is below the key's
+  // own of the same requests: lowered into the log for a whole window, that gap held the key
+  // to 0.85x of its rate through 5-60 ms of jitter (0.88-0.92x now, as with the headers
+  // ignored). A count below the key's own still blocks it at 0 (above).
+  if (ends !== undefined && countsItsWindow(states, key, signal.limit, ends - now)) {
+    heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
+    return;
+  }
   states.stateFor(key, now)?.lowerRemaining(now, remaining, sentAt);
   heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
+}
+
+/**
+ * Whether `key` counts `limit` per a window of at least `resetMs` arrival-safe: as its learned
+ * policy of the server's, or as a policy of its own.
+ */
+function countsItsWindow(
+  states: KeyStates,
+  key: string,
+  limit: number | undefined,
+  resetMs: number,
+): boolean {
+  const state = states.stateOf(key);
+  const learned = state instanceof WithLearned ? state.learned?.policy : undefined;
+  const own = ownPolicy(states, key, limit);
+  const policy =
+    learned?.source === 'server' && learned.limit === limit
+      ? learned
+      : own?.algorithm === 'arrival-safe'
+        ? own
+        : undefined;
+  return policy !== undefined && policy.windowMs >= resetMs;
 }
 
 /**

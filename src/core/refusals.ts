@@ -1,6 +1,6 @@
 import { AdaptiveRate, AIMD, MIN_SAMPLE } from './adaptive-rate.js';
 import { type LearnedLimit, WithLearned } from './learned.js';
-import { adopt, forget, type KeyStates, MAX_LOGGED, retime } from './learned-policy.js';
+import { adopt, forget, type KeyStates, MAX_LOGGED, ownPolicy, retime } from './learned-policy.js';
 import { SampledRate } from './sampled-rate.js';
 import { SlowStart } from './slow-start.js';
 
@@ -270,8 +270,7 @@ export function grow(state: WithLearned, now: number, sentAt: number): void {
  */
 function adoptOwnArrivalSafe(states: KeyStates, key: string, now: number): boolean {
   if (!states.answered()) return false;
-  const { limit, policies } = states.compiled(key);
-  const own = policies.find((policy) => policy.limit === limit);
+  const own = ownPolicy(states, key, states.compiled(key).limit);
   if (own === undefined || own.algorithm === 'arrival-safe') return false;
   return adopt(states, key, now, own.limit, own.windowMs, 'server') !== undefined;
 }
