@@ -52,6 +52,13 @@ export function serverCatalog(rate) {
       headers: 'RateLimit-Policy, RateLimit (draft-8), Retry-After on 429',
       peers: true,
     }),
+    'express-defaults': fixedWindowApp('./express-app.mjs', rate, {
+      title: `express-rate-limit limit=${rate} windowMs=1000, its header options by default`,
+      scheme: 'fixed window from the first request',
+      headers:
+        'X-RateLimit-Limit/-Remaining/-Reset (whole Unix seconds, rounded up), Retry-After on 429',
+      options: { defaults: true },
+    }),
     haproxy: {
       title: `HAProxy stick-table http_req_rate(1s), deny_status 429 if above ${rate}`,
       scheme: 'sliding-window counter (refusals counted)',

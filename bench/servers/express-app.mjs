@@ -3,13 +3,18 @@
 // Headers: `RateLimit-Policy: "<limit>-in-<w>sec"; q=<limit>; w=<w>; pk=...` and
 // `RateLimit: "<limit>-in-<w>sec"; r=<remaining>; t=<seconds to reset>` on every answer,
 // `Retry-After: <seconds>` on a 429. Docs: https://github.com/express-rate-limit/express-rate-limit
+// With `defaults`, its header options left as they come (v8: `standardHeaders: false`,
+// `legacyHeaders: true`): `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`
+// (Unix seconds, rounded up: `setLegacyHeaders` in its dist/index.cjs) beside `Date` on every
+// answer, `Retry-After: <seconds>` on a 429. What an app that names only its limit sends.
 // A child process of `npm run bench:servers` (127.0.0.1 only; tells the parent its port).
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { childArgs } from '../lib/child.mjs';
 import { serveUntilStopped } from '../lib/server-process.mjs';
 
-const { limit, windowMs } = childArgs();
+const { limit, windowMs, defaults = false } = childArgs();
+const headers = defaults ? {} : { standardHeaders: 'draft-8', legacyHeaders: false };
 
 const app = express();
 app.disable('x-powered-by');
@@ -17,8 +22,7 @@ app.use(
   rateLimit({
     windowMs,
     limit,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
+    ...headers,
     // Each library and run is its own client (a header), so no run inherits another's window.
     keyGenerator: (request) => request.get('x-bench-client') ?? 'anonymous',
   }),

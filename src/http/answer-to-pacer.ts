@@ -55,7 +55,9 @@ export function applyServerAnswer(
   options: ApplyOptions,
 ): Refusal | undefined {
   const report = answer?.quota;
-  const quota = report === undefined ? undefined : quotaForCore(report, refusal !== undefined);
+  const roundTripMs = options.sentAt === undefined ? 0 : pacer.now() - options.sentAt;
+  const quota =
+    report === undefined ? undefined : quotaForCore(report, refusal !== undefined, roundTripMs);
   const teaches = quota?.limit !== undefined && quota.windowMs !== undefined;
   if (refusal !== undefined && !teaches && options.learning) {
     // A refusal says "too fast" even when it says when to come back, and a quota without a
@@ -128,10 +130,14 @@ function pacedByAimd(pacer: Pacer, key: string): boolean {
  *   window otherwise holds every window up to a second long, 1.84x the ideal time). Not on a
  *   refusal, which proves the window had not ended: its wait is the upper bound.
  */
-export function quotaForCore(report: ServerQuotaReport, refused: boolean): ServerQuota {
+export function quotaForCore(
+  report: ServerQuotaReport,
+  refused: boolean,
+  roundTripMs = 0,
+): ServerQuota {
   const { remaining, limit, resetFull, resetPrecisionMs = 1000 } = report;
   let { resetMs } = report;
-  const windowMs = report.windowMs ?? windowOf(report, resetPrecisionMs);
+  const windowMs = report.windowMs ?? windowOf(report, resetPrecisionMs, roundTripMs);
   const policy =
     limit !== undefined && windowMs !== undefined ? cappedPolicy(limit, windowMs) : undefined;
   if (remaining === 0 && resetMs !== undefined) {
@@ -167,18 +173,24 @@ export function quotaForCore(report: ServerQuotaReport, refused: boolean): Serve
  * most that. An absolute reset (Unix seconds) read against the clock falls anywhere in the
  * second after the window's end: rounded up, a 1 s window would be learned as 2 s.
  */
-function windowOf(report: ServerQuotaReport, precisionMs: number): number | undefined {
+function windowOf(
+  report: ServerQuotaReport,
+  precisionMs: number,
+  roundTripMs: number,
+): number | undefined {
   const { remaining, limit, resetMs, resetFull } = report;
   if (limit === undefined || resetMs === undefined || remaining >= limit) return undefined;
-  const windowMs =
-    resetFull === true
-      ? (resetMs * limit) / (limit - remaining)
-      : remaining === limit - 1
-        ? wholeSecondAbove(Math.ceil(resetMs / precisionMs) * precisionMs)
-        : undefined;
-  return windowMs !== undefined && (resetMs >= 10 * precisionMs || resetMs % precisionMs === 0)
-    ? windowMs
-    : undefined;
+  const precise = resetMs >= 10 * precisionMs || resetMs % precisionMs === 0;
+  if (resetFull === true) return precise ? (resetMs * limit) / (limit - remaining) : undefined;
+  if (remaining !== limit - 1) return undefined;
+  if (precise) return wholeSecondAbove(Math.ceil(resetMs / precisionMs) * precisionMs);
+  // An absolute reset (Unix seconds) is the window's end rounded up to its second, read here
+  // less the way back: the window is a whole number of seconds (as servers set them) from the
+  // request's arrival, in (resetMs - precision, resetMs + the round trip]; the longest of them.
+  // Left unread, express-rate-limit's default headers held a 10x generous client to 0.79x of
+  // the rate: it waited for each reset read as its earliest, and a refusal a second long.
+  const whole = Math.floor((resetMs + roundTripMs) / precisionMs) * precisionMs;
+  return whole > resetMs - precisionMs && whole > 0 ? whole : undefined;
 }
 
 /**

@@ -255,6 +255,32 @@ describe('quotaForCore', () => {
     expect(quotaForCore({ ...opening, resetMs: 450 }, false)).toMatchObject({ windowMs: 450 });
   });
 
+  it('infers a window of whole seconds from a Unix-second reset of the answer that opened it', () => {
+    // express-rate-limit's default X-RateLimit-Reset: the window's end rounded up to its second,
+    // so the window is the whole second in (resetMs - 1000, resetMs + the round trip].
+    const opening = { remaining: 59, limit: 60, source: 'x-ratelimit' } as const;
+    expect(quotaForCore({ ...opening, resetMs: 1_700 }, false)).toMatchObject({
+      windowMs: 1_000,
+      inferred: true,
+    });
+    expect(quotaForCore({ ...opening, resetMs: 1_700 }, false, 400)).toMatchObject({
+      windowMs: 2_000,
+    });
+    // Under a second to go, with a short round trip: no whole second fits, nothing is inferred.
+    expect(quotaForCore({ ...opening, resetMs: 450 }, false, 50)).toEqual({
+      remaining: 59,
+      resetMs: 450,
+      limit: 60,
+    });
+    expect(quotaForCore({ ...opening, resetMs: 450 }, false, 600)).toMatchObject({
+      windowMs: 1_000,
+    });
+    // Only the answer that opened the window tells it.
+    expect(quotaForCore({ ...opening, remaining: 30, resetMs: 1_700 }, false)).not.toHaveProperty(
+      'windowMs',
+    );
+  });
+
   it('reads a whole-second reset within 2 s as its earliest on an answer with nothing left', () => {
     const report = { remaining: 0, resetMs: 1800, limit: 10, source: 'x-ratelimit' } as const;
     expect(quotaForCore(report, false)).toEqual({ remaining: 0, resetMs: 800, limit: 10 });
