@@ -56,6 +56,22 @@ const dueBeforeFront: Op[] = [
   { kind: 'schedule', cost: 1, priority: 0, front: true, listens: false },
 ];
 
+/**
+ * A block whose end a reading of the clock passed before the timer armed for it fired (the
+ * clock's jitter: readings run ahead of the time the test set): the task behind it was last told
+ * "blocked" until a time now past, and hears "queued" when that timer fires (fast-check seed
+ * -246797469 found it in CI, where the test expected the report at once).
+ */
+const blockOverBeforeSchedule: Op[] = [
+  fill,
+  { kind: 'block', ms: 1_200 },
+  { kind: 'advance', ms: 250 },
+  { kind: 'advance', ms: 250 },
+  { ...fill, listens: true },
+  { kind: 'advance', ms: 700 },
+  fill,
+];
+
 const middleAbort: Op[] = [
   ...Array.from({ length: 7 }, () => fill),
   { ...fill, listens: true },
@@ -138,6 +154,16 @@ it('tells every waiting task what a projection from scratch says, after any even
               expect(last).toEqual({ state: 'blocked', until: blockedUntil });
               continue;
             }
+            // A block that ended within the last ms may be what the task was last told: the
+            // clock's readings run ahead of its timers by up to its jitter, so a reading can
+            // find the block over before the timer armed for its end fires and tells the task.
+            if (
+              last?.state === 'blocked' &&
+              last.until <= pacer.now() &&
+              last.until > pacer.now() - 1
+            ) {
+              continue;
+            }
             const expected = (nextStartAt as number) + between / RATE_PER_MS;
             expect(last?.state).toBe('queued');
             const startAt = (last as { startAt: number | undefined }).startAt;
@@ -152,6 +178,7 @@ it('tells every waiting task what a projection from scratch says, after any even
       examples: [
         [middleAbort, 0],
         [dueBeforeFront, 0.05],
+        [blockOverBeforeSchedule, 0.05],
       ],
     },
   );
