@@ -197,7 +197,7 @@ export function applySignal(
   // own of the same requests: lowered into the log for a whole window, that gap held the key
   // to 0.85x of its rate through 5-60 ms of jitter (0.88-0.92x now, as with the headers
   // ignored). A count below the key's own still blocks it at 0 (above).
-  if (ends !== undefined && countsItsWindow(states, key, signal.limit, ends - now)) {
+  if (reset !== undefined && reset > 0 && countsItsWindow(states, key, signal.limit, reset)) {
     heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
     return;
   }
