@@ -257,14 +257,18 @@ describe('quotaForCore', () => {
 
   it('infers a window of whole seconds from a Unix-second reset of the answer that opened it', () => {
     // express-rate-limit's default X-RateLimit-Reset: the window's end rounded up to its second,
-    // so the window is the whole second in (resetMs - 1000, resetMs + the round trip].
+    // so the window is the shortest whole second in (resetMs - 1000, resetMs + the round trip].
     const opening = { remaining: 59, limit: 60, source: 'x-ratelimit' } as const;
     expect(quotaForCore({ ...opening, resetMs: 1_700 }, false)).toMatchObject({
       windowMs: 1_000,
       inferred: true,
     });
-    expect(quotaForCore({ ...opening, resetMs: 1_700 }, false, 400)).toMatchObject({
+    expect(quotaForCore({ ...opening, resetMs: 2_300 }, false)).toMatchObject({
       windowMs: 2_000,
+    });
+    // 1 s or 2 s: the shorter (the next window's opening answer tells it again).
+    expect(quotaForCore({ ...opening, resetMs: 1_700 }, false, 400)).toMatchObject({
+      windowMs: 1_000,
     });
     // Under a second to go, with a short round trip: no whole second fits, nothing is inferred.
     expect(quotaForCore({ ...opening, resetMs: 450 }, false, 50)).toEqual({
