@@ -135,4 +135,42 @@ describe("a generous client and a whole-second Unix reset (express-rate-limit's 
       expect(rate).toBeGreaterThanOrEqual(0.9 * 20);
     }
   });
+
+  it('learns a window of 2 s too, whichever whole second a first reading took', async () => {
+    // A window of 2 s read from a request that arrived within its way there of a whole second
+    // would be learned as 1 s (the shortest that fits), twice too fast, until the next window's
+    // opening answer: no call lost, refusals only in the first two windows, and the server's
+    // rate after them.
+    for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+      const { clock, backend, net } = servedThroughNetwork({
+        scheme: 'fixed-window',
+        limit: 20,
+        windowMs: 2000,
+        dialect: 'x-ratelimit',
+        delayMs: [5, 60],
+        seed,
+      });
+      const pacedFetch = createPacedFetch({
+        limits: { limit: 200, windowMs: 1000 },
+        fetch: net.fetch,
+        clock,
+        wallClock: backend.wallClock,
+      });
+      let settled = 0;
+      const calls = Array.from({ length: 200 }, (_, i) =>
+        pacedFetch(`${ORIGIN}/n/${i}`).finally(() => settled++),
+      );
+      await driveNetwork(clock, net, () => settled === 200, 120_000);
+      const statuses = (await Promise.all(calls)).map((response) => response.status);
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      const refused = backend.hits.filter((hit) => hit.status !== 200).map((hit) => hit.at);
+      const admitted = backend.hits.filter((hit) => hit.status === 200).map((hit) => hit.at);
+      const end = Math.max(...admitted);
+      const rate = admitted.filter((at) => at > 4_000).length / ((end - 4_000) / 1_000);
+      // Seeds 1-8: no refusal at all, 9.56-9.72 a second.
+      expect(refused.length).toBeLessThanOrEqual(20);
+      expect(refused.filter((at) => at > 4_000)).toEqual([]);
+      expect(rate).toBeGreaterThanOrEqual(0.9 * 10);
+    }
+  });
 });
