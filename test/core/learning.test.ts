@@ -175,6 +175,23 @@ describe('observe adopting the policy the server advertises', () => {
     expect(drain(limiter, 'api')).toBe(2);
   });
 
+  it("lowers nothing for a count of the key's own arrival-safe limit reset within its window, whatever the float error", () => {
+    // At 999.9 ms, (999.9 + 1000) - 999.9 is 1000.0000000000001: a whole-second reset read as a
+    // hair longer than the 1 s window, and the count lowered the key's log for a whole window.
+    const { clock, limiter } = setup({ limit: 20, windowMs: 1000, algorithm: arrivalSafe });
+    clock.set(999.9);
+    limiter.tryAcquire('api');
+    limiter.feedback.observe('api', {
+      kind: 'quota',
+      remaining: 5,
+      resetMs: 1000,
+      limit: 20,
+      sentAt: 999.9,
+    });
+    // The first window's credit: the 19 left of the key's own 20, not the server's weighted 5.
+    expect(drain(limiter, 'api')).toBe(19);
+  });
+
   it('adopts nothing from a limit without its window, nor from a malformed policy', () => {
     const { limiter } = setup(perSecond(100));
     // A limit without its window, as a careless caller might send it.
