@@ -217,14 +217,9 @@ function countsItsWindow(
 ): boolean {
   const state = states.stateOf(key);
   const learned = state instanceof WithLearned ? state.learned?.policy : undefined;
+  if (learned?.source === 'server' && learned.limit === limit) return learned.windowMs >= resetMs;
   const own = ownPolicy(states, key, limit);
-  const policy =
-    learned?.source === 'server' && learned.limit === limit
-      ? learned
-      : own?.algorithm === 'arrival-safe'
-        ? own
-        : undefined;
-  return policy !== undefined && policy.windowMs >= resetMs;
+  return own?.algorithm === 'arrival-safe' && own.windowMs >= resetMs;
 }
 
 /**
