@@ -95,6 +95,9 @@ export function applySignal(
   const { remaining } = signal;
   const reset = serverDelay(signal.resetMs);
   const ends = reset !== undefined && reset > 0 ? now + reset : undefined;
+  // The latest the count may reset: a whole-second reset of a count of 0 read as its earliest
+  // (0) comes without `resetMs`, and only this says it ends within a second (see below).
+  const latest = (signal.kind === 'quota' ? serverDelay(signal.resetAtMostMs) : undefined) ?? reset;
   // An inferred window of the key's own limit confirms its policy: that ends a slow start.
   const confirms =
     signal.kind === 'policy' &&
@@ -166,10 +169,16 @@ export function applySignal(
     }
   }
   if (remaining === 0) spentWindow(states.stateOf(key));
+  // A count of 0 without a reset of its own is the lowest of its run: the next count starts
+  // another. Left out, a sliding-window counter (whose counts carry over its window's end, where
+  // its reset moves a window on) read as a bucket after a run of counts that seemed to fall for
+  // two windows (a 10x generous client then sent bursts it refused: 24 refusals after two
+  // windows).
   if (
     signal.kind === 'quota' &&
-    ends !== undefined &&
-    disprovesWindow(states, key, now, remaining, ends, signal.sentAt)
+    latest !== undefined &&
+    latest > 0 &&
+    disprovesWindow(states, key, now, remaining, ends ?? now + latest, signal.sentAt)
   ) {
     return;
   }
@@ -195,9 +204,10 @@ export function applySignal(
   // window no shorter than the count's reset, is no count that outlasts it. A sliding-window
   // counter weighs its previous window as if spread evenly, so its count is below the key's
   // own of the same requests: lowered into the log for a whole window, that gap held the key
-  // to 0.85x of its rate through 5-60 ms of jitter (0.88-0.92x now, as with the headers
-  // ignored). A count below the key's own still blocks it at 0 (above).
-  if (reset !== undefined && reset > 0 && countsItsWindow(states, key, signal.limit, reset)) {
+  // to 0.85x of its rate through 5-60 ms of jitter (0.91-0.92x now, as with the headers
+  // ignored; with whole-second resets, until their counts of 0 were read by their latest
+  // reset, 0.88x). A count below the key's own still blocks it at 0 (above).
+  if (latest !== undefined && latest > 0 && countsItsWindow(states, key, signal.limit, latest)) {
     heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
     return;
   }

@@ -18,6 +18,13 @@ export interface QuotaSignal {
   /** ms until the server's quota resets; with `remaining: 0` the key is blocked that long. */
   readonly resetMs?: number | undefined;
   /**
+   * The latest the quota may reset, in ms, when `resetMs` is the earliest reading of a rounded
+   * reset (a whole-second `1` resets anywhere in (0, 1000]; read as 0, `resetMs` is left out):
+   * a count of the limit the key counts arrival-safe that resets within the key's window is no
+   * count that outlasts it (see `learning.ts`).
+   */
+  readonly resetAtMostMs?: number | undefined;
+  /**
    * The server's limit, when it names one but not its window (`X-RateLimit-Limit: 60`): a rate
    * that a refusal teaches is then learned as that many per window, so the server's later
    * counts are read against a window of its size. Ignored unless a positive integer.
@@ -132,6 +139,8 @@ export interface ServerQuota {
   readonly remaining: number;
   /** ms until the server's quota resets. */
   readonly resetMs?: number;
+  /** The latest it may reset, when `resetMs` is the earliest reading (see `QuotaSignal`). */
+  readonly resetAtMostMs?: number | undefined;
   /** The server's limit per `windowMs` (alone, without `windowMs`, it says nothing of a rate). */
   readonly limit?: number;
   /** The server's window in ms (`RateLimit-Policy: "p";q=20;w=1` is 1000), with `limit`. */

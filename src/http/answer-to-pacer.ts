@@ -137,6 +137,7 @@ export function quotaForCore(
 ): ServerQuota {
   const { remaining, limit, resetFull, resetPrecisionMs = 1000 } = report;
   let { resetMs } = report;
+  let resetAtMostMs: number | undefined;
   const windowMs = report.windowMs ?? windowOf(report, resetPrecisionMs, roundTripMs);
   const policy =
     limit !== undefined && windowMs !== undefined ? cappedPolicy(limit, windowMs) : undefined;
@@ -148,12 +149,14 @@ export function quotaForCore(
       resetPrecisionMs > 1 &&
       resetMs <= 2 * resetPrecisionMs
     ) {
+      resetAtMostMs = resetMs;
       resetMs = Math.max(0, resetMs - resetPrecisionMs);
     }
   }
   return {
     remaining,
     ...(resetMs === undefined || resetMs === 0 ? {} : { resetMs }),
+    resetAtMostMs,
     ...(policy !== undefined && report.windowMs === undefined ? { inferred: true } : {}),
     // A limit without a window (or with one too short to learn) changes nothing in the core.
     ...(policy ??

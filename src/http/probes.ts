@@ -78,12 +78,12 @@ export function signalOf(
   learning: boolean,
   sentAt: number | undefined,
 ): ServerSignal {
-  const { remaining, resetMs, limit, windowMs, inferred } = quota;
+  const { remaining, resetMs, resetAtMostMs, limit, windowMs, inferred } = quota;
   if (learning && limit !== undefined && windowMs !== undefined) {
     return { kind: 'policy', limit, windowMs, remaining, resetMs, inferred, sentAt };
   }
   return learning && limit !== undefined
-    ? { kind: 'quota', remaining, resetMs, limit, sentAt }
+    ? { kind: 'quota', remaining, resetMs, resetAtMostMs, limit, sentAt }
     : { kind: 'quota', remaining, resetMs, sentAt };
 }
 

@@ -192,6 +192,22 @@ describe('observe adopting the policy the server advertises', () => {
     expect(drain(limiter, 'api')).toBe(19);
   });
 
+  it("lowers nothing for a count of 0 whose rounded reset was read as 0, within the key's window at the latest", () => {
+    // A whole-second `1` with nothing left, read as its earliest (0), comes without `resetMs`:
+    // `resetAtMostMs` says it resets within a second. Without it, the 0 filled the key's log
+    // for a whole window (a sliding-window counter through jitter: 0.88x of its rate).
+    const { limiter } = setup({ limit: 20, windowMs: 1000, algorithm: arrivalSafe });
+    const count = { kind: 'quota', remaining: 0, limit: 20, sentAt: 0 } as const;
+    for (const key of ['bounded', 'unbounded']) {
+      for (let i = 0; i < 5; i++) limiter.tryAcquire(key);
+    }
+    limiter.feedback.observe('bounded', { ...count, resetAtMostMs: 1000 });
+    expect(drain(limiter, 'bounded')).toBe(15);
+    // Without the bound, a count with no reset lowers the log: nothing more this window.
+    limiter.feedback.observe('unbounded', count);
+    expect(drain(limiter, 'unbounded')).toBe(0);
+  });
+
   it('adopts nothing from a limit without its window, nor from a malformed policy', () => {
     const { limiter } = setup(perSecond(100));
     // A limit without its window, as a careless caller might send it.

@@ -93,8 +93,15 @@ describe("a sliding-window counter's headers (Upstash's slidingWindow)", () => {
   // the client's window. Read as other clients' permits counted for a whole window, that gap
   // held the client to 17 a second (0.85x of the rate), where with the headers ignored it ran
   // at 18.4 (a whole-second `t=1` read as a count that outlasts a window, for the IETF fields;
-  // any reset, for a count without a window).
-  for (const dialect of ['ietf', 'x-ratelimit-fractional'] as const) {
+  // any reset, for a count without a window). A whole-second reset (Unix seconds or a delta) of
+  // a count of 0 is read as its earliest, 0, and dropped: such a count, too, was read as one
+  // that outlasts the window (17.6 a second); it resets within a second, the key's window.
+  for (const dialect of [
+    'ietf',
+    'x-ratelimit-fractional',
+    'x-ratelimit',
+    'x-ratelimit-delta',
+  ] as const) {
     it(`cost no throughput (${dialect})`, async () => {
       const server = { scheme: 'sliding-window', dialect, windowMs: 1000, seed: 7 } as const;
       const published = { limits: { limit: 20, windowMs: 1000 } };
@@ -102,6 +109,22 @@ describe("a sliding-window counter's headers (Upstash's slidingWindow)", () => {
       const read = await twoHundredCalls(server, published);
       expect([...ignored.refusedAt, ...read.refusedAt]).toEqual([]);
       expect(read.rate).toBeGreaterThanOrEqual(0.98 * ignored.rate);
+    });
+  }
+
+  for (const dialect of ['x-ratelimit', 'x-ratelimit-delta'] as const) {
+    it(`leave a generous client the server's window, not a bucket (${dialect})`, async () => {
+      // Counts of 0 whose whole-second reset was dropped took no part in telling a window from a
+      // bucket: a run of counts falling over two of the counter's windows (its count carries
+      // over its window's end, where the reset moves a window on) read as a bucket's, learned
+      // as 20 per 1.2 s sent in bursts the counter refused (24 refusals after two windows).
+      const server = { scheme: 'sliding-window', dialect, windowMs: 1000, seed: 7 } as const;
+      const { statuses, refusedAt, rate } = await twoHundredCalls(server, {
+        limits: { limit: 200, windowMs: 1000 },
+      });
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      expect(refusedAt.filter((at) => at > 2000)).toEqual([]);
+      expect(rate).toBeGreaterThanOrEqual(0.9 * 20);
     });
   }
 });

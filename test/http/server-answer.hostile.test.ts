@@ -287,7 +287,19 @@ describe('quotaForCore', () => {
 
   it('reads a whole-second reset within 2 s as its earliest on an answer with nothing left', () => {
     const report = { remaining: 0, resetMs: 1800, limit: 10, source: 'x-ratelimit' } as const;
-    expect(quotaForCore(report, false)).toEqual({ remaining: 0, resetMs: 800, limit: 10 });
+    // The latest it may reset goes along: the count is no count that outlasts a window of 1.8 s.
+    expect(quotaForCore(report, false)).toEqual({
+      remaining: 0,
+      resetMs: 800,
+      resetAtMostMs: 1800,
+      limit: 10,
+    });
+    // `1` is read as 0 and dropped: within a second is all it says.
+    expect(quotaForCore({ ...report, resetMs: 1000 }, false)).toEqual({
+      remaining: 0,
+      resetAtMostMs: 1000,
+      limit: 10,
+    });
     // A refusal proves the window had not ended: its reset stands.
     expect(quotaForCore(report, true)).toEqual({ remaining: 0, resetMs: 1800, limit: 10 });
     // Further out, the second of rounding costs little: the reset stands.
