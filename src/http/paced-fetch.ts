@@ -10,7 +10,8 @@ import { applyServerAnswer } from './answer-to-pacer.js';
 import { readBodyHintText } from './body-hint.js';
 import { arrivalSafeByDefault, spacedForStores } from './fetch-policy.js';
 import { isRefusal, mayRetry, type RetryOptions, refusalOf, resolveRetry } from './retry-policy.js';
-import { readServerAnswer, type ServerAnswer } from './server-answer.js';
+import { dateOf, readServerAnswer, type ServerAnswer } from './server-answer.js';
+import { serverClock } from './server-clock.js';
 import { type ActualCost, adjustToActual, applyUnitQuotas } from './unit-costs.js';
 
 /**
@@ -88,7 +89,10 @@ export interface PacedFetchOptions extends Partial<PacerOptions> {
    * @default true
    */
   readonly learn?: boolean | LearnOptions;
-  /** Wall-clock epoch ms, only for HTTP-dates in headers. @default Date.now */
+  /**
+   * Wall-clock epoch ms, only for absolute times in headers (HTTP-dates, Unix resets), read
+   * against the server's clock as its answers' `Date` shows it. @default Date.now
+   */
   readonly wallClock?: () => number;
 }
 
@@ -221,10 +225,22 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
   const retry = resolveRetry(retryOptions);
   const send: FetchFunction = fetchImpl ?? ((request) => globalThis.fetch(request));
 
-  /** What the server said: headers always, a refusal's body only when they give no wait. */
-  async function answerOf(response: Response): Promise<ServerAnswer | undefined> {
+  // Absolute times are read against the server's clock, learned from its answers' `Date`.
+  const clockOfServer = serverClock();
+
+  /**
+   * What the server said: headers always, a refusal's body only when they give no wait.
+   * `sentEpochMs`: when the request went, by the wall clock.
+   */
+  async function answerOf(
+    response: Response,
+    sentEpochMs: number,
+  ): Promise<ServerAnswer | undefined> {
     const { status, headers } = response;
-    const nowEpochMs = wallClock();
+    const answeredEpochMs = wallClock();
+    const date = dateOf(headers, answeredEpochMs);
+    if (date !== undefined) clockOfServer.heard(date, sentEpochMs, answeredEpochMs);
+    const nowEpochMs = clockOfServer.now(answeredEpochMs);
     let answer = readServerAnswer({ status, headers, nowEpochMs });
     if (answer?.retryAfterMs === undefined && isRefusal(retry, status, answer)) {
       const body = await readBodyHintText(response);
@@ -263,9 +279,11 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       const previous = refused;
       let response: Response;
       let sentAt = 0;
+      let sentEpochMs = 0;
       try {
         response = await pacer.schedule(() => {
           sentAt = pacer.now();
+          sentEpochMs = wallClock();
           // Not awaited: a body stream may only settle its cancel once its source does.
           previous?.body?.cancel().catch(() => {});
           return send(request.clone());
@@ -274,7 +292,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         if (previous !== undefined && isRateLimitError(error)) return previous;
         throw error;
       }
-      const answer = await answerOf(response);
+      const answer = await answerOf(response, sentEpochMs);
       const refusal = applyServerAnswer(
         pacer,
         key,

@@ -91,11 +91,17 @@ export function readServerAnswer(input: AnswerInput): ServerAnswer | undefined {
 
 /** The wall clock to read absolute times against: the server's `Date` when ours is far off. */
 export function serverNow(headers: Headers, nowEpochMs: number): number {
-  const text = headers.get('date');
-  if (text === null || text.length > 64) return nowEpochMs;
-  const date = parseHttpDate(trimSpaces(text), nowEpochMs);
+  const date = dateOf(headers, nowEpochMs);
   if (date === undefined || !Number.isFinite(nowEpochMs)) return date ?? nowEpochMs;
   return Math.abs(nowEpochMs - date) <= CLOCK_SKEW_MS ? nowEpochMs : date;
+}
+
+/** The response's `Date`, epoch ms (whole seconds); undefined if it has none that parses. */
+export function dateOf(headers: Headers, nowEpochMs: number): number | undefined {
+  const text = headers.get('date');
+  return text === null || text.length > 64
+    ? undefined
+    : parseHttpDate(trimSpaces(text), nowEpochMs);
 }
 
 /**

@@ -56,11 +56,12 @@ describe('the published limit, counted arrival-safe by default', () => {
 /**
  * 200 calls at once through 5-60 ms of jitter against a server of 20 per `windowMs`: every
  * call's final status, when the server refused, and its admissions per second after its first
- * two windows.
+ * two windows. `skewMs`: how far the client's wall clock is ahead of the server's.
  */
 async function twoHundredCalls(
   server: { scheme: CountingScheme; dialect: CountingDialect; windowMs: number; seed: number },
   client: Partial<PacedFetchOptions>,
+  skewMs = 0,
 ) {
   const { clock, backend, net } = servedThroughNetwork({
     ...server,
@@ -71,7 +72,7 @@ async function twoHundredCalls(
     ...client,
     fetch: net.fetch,
     clock,
-    wallClock: backend.wallClock,
+    wallClock: () => backend.wallClock() + skewMs,
   });
   let settled = 0;
   const calls = Array.from({ length: 200 }, (_, i) =>
@@ -147,6 +148,25 @@ describe("a generous client and a whole-second Unix reset (express-rate-limit's 
       const { statuses, refusedAt, rate } = await twoHundredCalls(server, generous);
       expect(statuses.every((status) => status === 200)).toBe(true);
       expect(refusedAt).toEqual([]);
+      expect(rate).toBeGreaterThanOrEqual(0.9 * 20);
+    }
+  });
+
+  it("reads it by the server's clock, from its answers' Date, whatever the client's says", async () => {
+    // A client clock 900 ms slow read each reset that much late: its learned window and each
+    // wait for a count of 0 as long (0.50x of the rate); 1.5 s fast, a second early (0.48x),
+    // and 5 s off, read against the `Date` alone, to its second (0.50x). Every run here is
+    // 0.93-0.94x, as with a right clock.
+    for (const skewMs of [-900, 1500, -5000]) {
+      const server = {
+        scheme: 'fixed-window',
+        dialect: 'x-ratelimit',
+        windowMs: 1000,
+        seed: 7,
+      } as const;
+      const { statuses, refusedAt, rate } = await twoHundredCalls(server, generous, skewMs);
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      expect(refusedAt.filter((at) => at > 2000)).toEqual([]);
       expect(rate).toBeGreaterThanOrEqual(0.9 * 20);
     }
   });

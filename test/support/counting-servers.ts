@@ -216,7 +216,8 @@ export function countingServer(options: CountingServerOptions) {
     const at = Number(request.headers.get('x-arrived-at') ?? clock.now());
     const verdict = count(at);
     hits.push({ at, status: verdict.admitted ? 200 : 429 });
-    const headers: Record<string, string> = {};
+    // Every answer is dated by the server's clock, whole seconds, as real servers date theirs.
+    const headers: Record<string, string> = { date: new Date(epoch + at).toUTCString() };
     if (dialect === 'ietf') {
       headers['ratelimit'] = `"${scheme}";r=${verdict.remaining};t=${seconds(verdict.resetMs)}`;
       headers['ratelimit-policy'] = `"${scheme}";q=${limit};w=${windowMs / 1000}`;
