@@ -12,7 +12,7 @@
 //
 //   npm run bench:servers [-- --runs 2] [-- --requests 300] [-- --rate 60]
 //     [-- --only fetch-pacer] [-- --servers nginx,haproxy] [-- --network direct|jitter|both]
-//     [-- --delay 5-60] [-- --seed 12]
+//     [-- --delay 5-60] [-- --seed 12] [-- --clock-skew=-900]
 //
 // `--only` keeps the client rows whose name contains it. Nginx and HAProxy are installed with
 // apt-get when missing; the Node servers are devDependencies. Everything started (servers,
@@ -40,6 +40,7 @@ const { values } = parseArgs({
     network: { type: 'string', default: 'both' },
     delay: { type: 'string', default: '5-60' },
     seed: { type: 'string', default: '12' },
+    'clock-skew': { type: 'string', default: '0' },
   },
 });
 const clamp = (value, min, max) => Math.min(max, Math.max(min, Math.round(Number(value)) || min));
@@ -48,6 +49,12 @@ const REQUESTS = clamp(values.requests, 10, 10_000);
 const RATE = clamp(values.rate, 4, 500);
 const [DELAY_MIN, DELAY_MAX] = values.delay.split('-').map((ms) => clamp(ms, 0, 1_000));
 const SEED = clamp(values.seed, 0, 2 ** 31);
+// How far fetch-pacer's wall clock is set ahead of the machine's (negative: behind), as a client
+// whose clock is off: absolute resets are read by the server's clock, which its `Date` tells.
+const CLOCK_SKEW_MS = Math.round(Number(values['clock-skew']));
+if (!(Math.abs(CLOCK_SKEW_MS) <= 86_400_000)) {
+  throw new Error(`--clock-skew must be ms within a day, got ${values['clock-skew']}`);
+}
 // 40 s, or four times the ideal for more requests (at the published rate).
 const CLIENT_TIMEOUT_MS = Math.max(40_000, (4 * REQUESTS * 1_000) / RATE);
 const NETWORKS = {
@@ -134,6 +141,7 @@ async function main() {
               url: started[name].urls[network],
               requests: REQUESTS,
               limits: spec.client,
+              clockSkewMs: CLOCK_SKEW_MS,
               client: `${library}-${network}-${run}-${Date.now()}`,
             },
             { execArgv: [], timeoutMs: CLIENT_TIMEOUT_MS },
@@ -170,6 +178,7 @@ async function main() {
     runs: RUNS,
     requests: REQUESTS,
     rate: RATE,
+    clockSkewMs: CLOCK_SKEW_MS,
     networks: Object.fromEntries(networks.map((network) => [network, NETWORKS[network]])),
     proxies: Object.fromEntries(Object.entries(started).map(([n, s]) => [n, s.proxy.stats()])),
     wallSeconds: (performance.now() - began) / 1000,

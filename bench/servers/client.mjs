@@ -153,7 +153,7 @@ function longestPause(wire) {
   return longest;
 }
 
-async function runClient({ library, url, requests, client, limits }) {
+async function runClient({ library, url, requests, client, limits, clockSkewMs = 0 }) {
   const headers = { 'x-bench-client': client };
   const wire = []; // every response that came back: [status, ms since start]
   let t0 = 0;
@@ -166,7 +166,8 @@ async function runClient({ library, url, requests, client, limits }) {
   const send = () => transport(new Request(url, { headers }));
   let pacer; // fetch-pacer's, for what it learned
   const pacedFetchOf = (options) => {
-    const pacedFetch = createPacedFetch({ ...options, fetch: transport });
+    const wallClock = () => Date.now() + clockSkewMs;
+    const pacedFetch = createPacedFetch({ ...options, fetch: transport, wallClock });
     pacer = pacedFetch.pacer;
     return () => pacedFetch(url, { headers });
   };

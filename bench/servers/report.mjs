@@ -40,7 +40,7 @@ export function renderReport(out) {
   const networkNames = Object.keys(out.networks);
   const header = [
     `Measured ${out.when} on node ${out.node}, ${out.cpus} x ${out.cpu}; load average ${loads(out.loadavgBefore)} before, ${loads(out.loadavgAfter)} after; ${num(out.wallSeconds, 0)} s of client runs.`,
-    `Every server publishes ${out.rate} per second; ${out.requests} calls per row, handed over at once; ${out.runs === 1 ? 'one run per row' : `${out.runs} runs per row (counts: each run's; x ideal: the median)`}. Networks: ${networkNames.map((n) => `**${n}**: ${out.networks[n]}`).join('; ')}.`,
+    `Every server publishes ${out.rate} per second; ${out.requests} calls per row, handed over at once; ${out.runs === 1 ? 'one run per row' : `${out.runs} runs per row (counts: each run's; x ideal: the median)`}. Networks: ${networkNames.map((n) => `**${n}**: ${out.networks[n]}`).join('; ')}.${out.clockSkewMs ? ` fetch-pacer's wall clock is set ${Math.abs(out.clockSkewMs)} ms ${out.clockSkewMs > 0 ? 'ahead of' : 'behind'} the machine's (\`--clock-skew\`).` : ''}`,
   ];
   const servers = Object.entries(out.servers);
   const serverTable = renderTable(

@@ -17,6 +17,7 @@ import {
   type LlmVendor,
   llmServer,
 } from '../support/llm-servers.js';
+import { EPOCH } from '../support/dialect-servers.js';
 import { server } from '../support/msw.js';
 
 // Issue 14: LLM APIs count requests and tokens. 10 requests and 2,000 tokens per second,
@@ -52,7 +53,10 @@ async function run(
   const backend = llmServer(vendor, limits);
   server.use(backend.handler);
   const net = network({ clock, delayMs: [5, 30], seed: 1 });
-  const pacedFetch = createPacedFetch({ ...options(clock), fetch: net.fetch, clock });
+  // The client's wall clock is the server's, moving with the manual clock as a real one does
+  // with the ticker (`Date.now` stood still while manual time ran, as no clock does).
+  const wallClock = () => EPOCH + clock.now();
+  const pacedFetch = createPacedFetch({ ...options(clock), fetch: net.fetch, clock, wallClock });
   const { statuses, lastAt } = await sendAll([pacedFetch], work, clock, net, backend);
   return { backend, statuses, lastAt, pacer: pacedFetch.pacer };
 }
