@@ -238,7 +238,8 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
   ): Promise<ServerAnswer | undefined> {
     const { status, headers } = response;
     const answeredEpochMs = wallClock();
-    const date = dateOf(headers, answeredEpochMs);
+    // A response from a cache (`Age`) is dated when it was first sent, not now.
+    const date = headers.has('age') ? undefined : dateOf(headers, answeredEpochMs);
     if (date !== undefined) clockOfServer.heard(date, sentEpochMs, answeredEpochMs);
     const nowEpochMs = clockOfServer.now(answeredEpochMs);
     let answer = readServerAnswer({ status, headers, nowEpochMs });

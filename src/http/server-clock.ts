@@ -23,7 +23,8 @@
  *
  * Bounds that stop agreeing (our clock stepped, or another server with another clock answered)
  * start again from two answers in a row that agree with each other and not with them: one alone
- * (a response from a cache, dated when it was first sent) changes nothing. O(1) memory.
+ * (a response from a cache, dated when it was first sent) changes nothing. The paced fetch
+ * does not read a response with an `Age` for it at all (a cache's). O(1) memory.
  */
 export interface ServerClock {
   /**

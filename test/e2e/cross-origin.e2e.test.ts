@@ -138,21 +138,21 @@ function createApi() {
     }
     seen.requests++;
     const now = performance.now();
-    let window = windows.get(mode);
-    if (window === undefined || now >= window.start + WINDOW_MS) {
-      window = { start: now, count: 0 };
-      windows.set(mode, window);
+    let current = windows.get(mode);
+    if (current === undefined || now >= current.start + WINDOW_MS) {
+      current = { start: now, count: 0 };
+      windows.set(mode, current);
     }
-    window.count++;
-    const seconds = String(Math.ceil((window.start + WINDOW_MS - now) / 1_000));
+    current.count++;
+    const seconds = String(Math.ceil((current.start + WINDOW_MS - now) / 1_000));
     const headers: Record<string, string> = {
       'content-type': 'text/plain',
       'cache-control': 'no-store',
       'x-ratelimit-limit': String(LIMIT),
-      'x-ratelimit-remaining': String(Math.max(0, LIMIT - window.count)),
+      'x-ratelimit-remaining': String(Math.max(0, LIMIT - current.count)),
       'x-ratelimit-reset': seconds,
     };
-    if (window.count <= LIMIT) {
+    if (current.count <= LIMIT) {
       seen.ok++;
       response.writeHead(200, { ...headers, ...cors }).end('ok');
     } else {
@@ -207,8 +207,10 @@ describe('a paced fetch in chromium calling another origin', () => {
     const started = performance.now();
     const result = await run(page, `${apiOrigin}/${mode}/items`, 20);
     const counts = api.countsOf(mode);
+    const { rejections, ...rest } = result;
+    const messages = [...new Set(rejections.map((rejection) => rejection.message))];
     console.info(
-      `[cross-origin] ${mode}: ${Math.round(performance.now() - started)} ms; page ${JSON.stringify(result)}; server ${JSON.stringify(counts)}`,
+      `[cross-origin] ${mode}: ${Math.round(performance.now() - started)} ms; page ${JSON.stringify(rest)}, ${rejections.length} rejections ${JSON.stringify(messages)}; server ${JSON.stringify(counts)}`,
     );
     return { result, counts };
   }

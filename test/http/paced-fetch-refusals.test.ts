@@ -153,6 +153,44 @@ describe('what counts as a refusal, and how long it waits', () => {
     expect(sent.map((request) => request.at)).toEqual([0, 2000]);
   });
 
+  it('reads the server clock from fresh answers only: a cached one (Age) is dated when first sent', async () => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/dated', () => {
+        hits++;
+        const now = EPOCH + clock.now();
+        // Two answers from a cache, stored 1.5 s ago, before the refusal.
+        if (hits <= 2) {
+          return HttpResponse.json(
+            { ok: true },
+            { headers: { date: new Date(now - 1500).toUTCString(), age: '1' } },
+          );
+        }
+        if (hits > 3) return HttpResponse.json({ ok: true });
+        return new HttpResponse(null, {
+          status: 503,
+          headers: {
+            date: new Date(now).toUTCString(),
+            'retry-after': new Date(now + 2000).toUTCString(),
+          },
+        });
+      }),
+    );
+    const { pacedFetch, sent } = pacedOnWall(clock);
+    for (let i = 0; i < 2; i++) {
+      const cached = pacedFetch('https://api.test/dated');
+      await drive(clock, pacedFetch.pacer, 1_000);
+      expect((await cached).status).toBe(200);
+    }
+    const start = clock.now();
+    const call = pacedFetch('https://api.test/dated');
+    await drive(clock, pacedFetch.pacer, 10_000);
+    // Read by the cached answers' dates (our clock taken for 1.5 s fast), the wait was 3.9 s.
+    expect((await call).status).toBe(200);
+    expect(sent.slice(2).map((request) => request.at - start)).toEqual([100, 2000]);
+  });
+
   it("retries Anthropic's 529 (overloaded) for a POST: the request was not processed", async () => {
     const clock = createManualClock();
     let hits = 0;
