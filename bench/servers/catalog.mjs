@@ -46,6 +46,17 @@ export function serverCatalog(rate) {
       idealMs: (requests) => ((requests - burst - 1) * 1_000) / rate,
       client: { rate, burst, peers: true },
     },
+    // The burst of nginx's own example (`limit_req zone=one burst=5;`), refusing at once: a
+    // bucket whose burst is small against its rate, which AIMD measures worst.
+    'nginx-burst5': {
+      title: `nginx limit_req rate=${rate}r/s burst=5 nodelay`,
+      scheme: 'leaky bucket (refusals not counted)',
+      headers: 'none (a bare 429)',
+      ensure: ensureNginx,
+      start: async () => startNginx(await freePort(), { rate, burst: 5 }),
+      idealMs: (requests) => ((requests - 5 - 1) * 1_000) / rate,
+      client: { rate, burst: 5, peers: false },
+    },
     express: fixedWindowApp('./express-app.mjs', rate, {
       title: `express-rate-limit limit=${rate} windowMs=1000, standardHeaders 'draft-8'`,
       scheme: 'fixed window from the first request',
