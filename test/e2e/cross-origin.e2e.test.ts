@@ -1,12 +1,12 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyInspection } from '../../src/pacer/index.js';
+import { bundleForBrowser } from './bundle.js';
 import { launchChromium } from './chromium.js';
 
 const SRC = resolve(import.meta.dirname, '../../src');
@@ -61,21 +61,6 @@ window.ready = true;
 
 const PAGE_HTML =
   '<!doctype html><meta charset="utf-8"><title>cross-origin e2e</title><script type="module" src="/main.js"></script>';
-
-async function bundle(dir: string, name: string, source: string): Promise<string> {
-  const entry = join(dir, `${name}.ts`);
-  await writeFile(entry, source);
-  await build({
-    entryPoints: [entry],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    outfile: join(dir, `${name}.js`),
-    logLevel: 'error',
-  });
-  return readFile(join(dir, `${name}.js`), 'utf8');
-}
 
 interface Run {
   ok: number;
@@ -177,7 +162,7 @@ describe('a paced fetch in chromium calling another origin', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fetch-pacer-cross-origin-e2e-'));
-    const script = await bundle(dir, 'main', PAGE_SCRIPT);
+    const script = await bundleForBrowser(dir, 'main', PAGE_SCRIPT);
     pageServer = createServer((request, response) => {
       if (request.url === '/main.js') {
         response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(script);

@@ -1,12 +1,12 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pacer } from '../../src/pacer/index.js';
+import { bundleForBrowser } from './bundle.js';
 import { launchChromium } from './chromium.js';
 
 const SRC = resolve(import.meta.dirname, '../../src');
@@ -173,21 +173,6 @@ self.onmessage = async ({ data: { budget, key, calls, capacity } }) => {
 const PAGE_HTML =
   '<!doctype html><meta charset="utf-8"><title>cross-tab e2e</title><script type="module" src="/main.js"></script>';
 
-async function bundle(dir: string, name: string, source: string): Promise<string> {
-  const entry = join(dir, `${name}.ts`);
-  await writeFile(entry, source);
-  await build({
-    entryPoints: [entry],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    outfile: join(dir, `${name}.js`),
-    logLevel: 'error',
-  });
-  return readFile(join(dir, `${name}.js`), 'utf8');
-}
-
 interface Harness {
   reject(
     budget: string,
@@ -260,8 +245,8 @@ describe('crossTabStore in chromium: four tabs, one bucket', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'fetch-pacer-cross-tab-e2e-'));
     const scripts: Record<string, string> = {
-      '/main.js': await bundle(dir, 'main', PAGE_SCRIPT),
-      '/worker.js': await bundle(dir, 'worker', WORKER_SCRIPT),
+      '/main.js': await bundleForBrowser(dir, 'main', PAGE_SCRIPT),
+      '/worker.js': await bundleForBrowser(dir, 'worker', WORKER_SCRIPT),
     };
     server = createServer((request, response) => {
       const script = scripts[request.url ?? ''];

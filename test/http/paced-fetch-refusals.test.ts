@@ -23,6 +23,23 @@ function pacedOnWall(clock: ManualClock, skewMs = 0) {
   return { pacedFetch, sent };
 }
 
+/** `https://api.test/dated` answers its `hit`-th request (from 1) at `now`, epoch ms. */
+function servesDated(clock: ManualClock, answer: (hit: number, now: number) => Response): void {
+  let hits = 0;
+  server.use(http.get('https://api.test/dated', () => answer(++hits, EPOCH + clock.now())));
+}
+
+/** A 503 dated `now` (epoch ms) saying, as an HTTP-date, to come back 2 s later. */
+function datedRefusal(now: number): Response {
+  return new HttpResponse(null, {
+    status: 503,
+    headers: {
+      date: new Date(now).toUTCString(),
+      'retry-after': new Date(now + 2000).toUTCString(),
+    },
+  });
+}
+
 describe('what counts as a refusal, and how long it waits', () => {
   it('returns a plain 403 at once: a permission error is final', async () => {
     const clock = createManualClock();
@@ -131,20 +148,8 @@ describe('what counts as a refusal, and how long it waits', () => {
 
   it('reads an HTTP-date Retry-After against the server Date: a client an hour slow waits 2 s', async () => {
     const clock = createManualClock();
-    let hits = 0;
-    server.use(
-      http.get('https://api.test/dated', () => {
-        hits++;
-        const now = EPOCH + clock.now();
-        if (hits > 1) return HttpResponse.json({ ok: true });
-        return new HttpResponse(null, {
-          status: 503,
-          headers: {
-            date: new Date(now).toUTCString(),
-            'retry-after': new Date(now + 2000).toUTCString(),
-          },
-        });
-      }),
+    servesDated(clock, (hit, now) =>
+      hit > 1 ? HttpResponse.json({ ok: true }) : datedRefusal(now),
     );
     const { pacedFetch, sent } = pacedOnWall(clock, -3_600_000);
     const call = pacedFetch('https://api.test/dated');
@@ -155,28 +160,16 @@ describe('what counts as a refusal, and how long it waits', () => {
 
   it('reads the server clock from fresh answers only: a cached one (Age) is dated when first sent', async () => {
     const clock = createManualClock();
-    let hits = 0;
-    server.use(
-      http.get('https://api.test/dated', () => {
-        hits++;
-        const now = EPOCH + clock.now();
-        // Two answers from a cache, stored 1.5 s ago, before the refusal.
-        if (hits <= 2) {
-          return HttpResponse.json(
-            { ok: true },
-            { headers: { date: new Date(now - 1500).toUTCString(), age: '1' } },
-          );
-        }
-        if (hits > 3) return HttpResponse.json({ ok: true });
-        return new HttpResponse(null, {
-          status: 503,
-          headers: {
-            date: new Date(now).toUTCString(),
-            'retry-after': new Date(now + 2000).toUTCString(),
-          },
-        });
-      }),
-    );
+    servesDated(clock, (hit, now) => {
+      // Two answers from a cache, stored 1.5 s ago, before the refusal.
+      if (hit <= 2) {
+        return HttpResponse.json(
+          { ok: true },
+          { headers: { date: new Date(now - 1500).toUTCString(), age: '1' } },
+        );
+      }
+      return hit > 3 ? HttpResponse.json({ ok: true }) : datedRefusal(now);
+    });
     const { pacedFetch, sent } = pacedOnWall(clock);
     for (let i = 0; i < 2; i++) {
       const cached = pacedFetch('https://api.test/dated');
