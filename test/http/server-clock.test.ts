@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib/random.mjs';
 import { type ServerClock, serverClock } from '../../src/http/server-clock.js';
@@ -71,5 +72,35 @@ describe('ServerClock', () => {
     clock.heard(1_700_000_000_000 - 3_600_000, 1_700_000_000_000, 1_700_000_000_050);
     clock.heard(1_700_000_000_000 - 3_600_000, 1_700_000_000_100, 1_700_000_000_150);
     expect(clock.now(0)).toBeLessThan(-3_599_000);
+  });
+
+  it('never reads the server clock later than it is, whatever the offset, delays and answers', () => {
+    // Safety: a reset read by it is never read early. Each answer: a send, the server's stamp
+    // 0-300 ms later, the answer 0-300 ms after that, the next send 0-2 s on.
+    const answer = fc.record({
+      out: fc.double({ min: 0, max: 300, noNaN: true }),
+      back: fc.double({ min: 0, max: 300, noNaN: true }),
+      gap: fc.double({ min: 0, max: 2000, noNaN: true }),
+    });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -86_400_000, max: 86_400_000 }),
+        fc.array(answer, { minLength: 1, maxLength: 40 }),
+        (offsetMs, answers) => {
+          const clock = serverClock();
+          let sentAt = 1_700_000_000_000;
+          for (const { out, back, gap } of answers) {
+            const stampedAt = sentAt + out;
+            const answeredAt = stampedAt + back;
+            clock.heard(Math.floor((stampedAt + offsetMs) / 1000) * 1000, sentAt, answeredAt);
+            // At the answer, the server's clock reads answeredAt + offsetMs.
+            const read = clock.now(answeredAt);
+            if (read > answeredAt + offsetMs + 1e-6 && read !== answeredAt) return false;
+            sentAt = answeredAt + gap;
+          }
+          return true;
+        },
+      ),
+    );
   });
 });
