@@ -9,7 +9,14 @@ import { proberOf, type LearnOptions, resolveLearn, START } from './probes.js';
 import { applyServerAnswer } from './answer-to-pacer.js';
 import { readBodyHintText } from './body-hint.js';
 import { arrivalSafeByDefault, spacedForStores } from './fetch-policy.js';
-import { isRefusal, mayRetry, type RetryOptions, refusalOf, resolveRetry } from './retry-policy.js';
+import {
+  isRefusal,
+  mayRetry,
+  networkRetryMs,
+  type RetryOptions,
+  refusalOf,
+  resolveRetry,
+} from './retry-policy.js';
 import { dateOf, readServerAnswer, type ServerAnswer } from './server-answer.js';
 import { serverClock } from './server-clock.js';
 import { type ActualCost, adjustToActual, applyUnitQuotas } from './unit-costs.js';
@@ -131,7 +138,9 @@ export type PacedFetch = ((
  * Wraps `fetch` so that every request waits for its key's permit, and the server's refusals
  * (429/503 with `Retry-After`) and quota headers pace every later request of that key.
  * HTTP statuses never throw: after its retries it returns the last response. It rejects on
- * abort, `QueueFullError`, a reject-mode or `maxWaitMs` `RateLimitError`, and network errors.
+ * abort, `QueueFullError`, a reject-mode or `maxWaitMs` `RateLimitError`, and a network error
+ * that its retries did not outlast (idempotent methods are sent again after a backoff, see
+ * `RetryOptions.limit`).
  *
  * @example
  * const pacedFetch = createPacedFetch({ limits: perSecond(10) });
@@ -279,10 +288,12 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       };
       const previous = refused;
       let response: Response;
+      let sent = false;
       let sentAt = 0;
       let sentEpochMs = 0;
       try {
         response = await pacer.schedule(() => {
+          sent = true;
           sentAt = pacer.now();
           sentEpochMs = wallClock();
           // Not awaited: a body stream may only settle its cancel once its source does.
@@ -291,7 +302,19 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         }, options);
       } catch (error) {
         if (previous !== undefined && isRateLimitError(error)) return previous;
-        throw error;
+        // The request went and no response came: sent again after a backoff, for which the
+        // whole key waits (the queue behind it meets the same network), if the method and the
+        // call's retries allow. The server said nothing, so nothing is learned: an outage (or
+        // a browser offline) must not teach a rate.
+        const waitMs =
+          sent && !request.signal.aborted
+            ? networkRetryMs(retry, error, request.method, attempt, unexplained)
+            : undefined;
+        if (waitMs === undefined) throw error;
+        unexplained++;
+        refused = undefined;
+        pacer.blockUntil(key, pacer.now() + waitMs);
+        continue;
       }
       const answer = await answerOf(response, sentEpochMs);
       const refusal = applyServerAnswer(

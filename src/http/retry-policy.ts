@@ -7,8 +7,9 @@ export interface RetryOptions {
   /**
    * Most retries of one call after refusals the client cannot explain: a 429/503 that says
    * neither when to come back nor that the quota is spent (backoff), or one that says "now"
-   * (`Retry-After: 0`). A refusal that gives a wait is retried after it without spending this
-   * (see `maxAttempts`). An integer >= 0; 0 (or `retry: false`) retries nothing.
+   * (`Retry-After: 0`), and after network errors (backoff; methods in `methods` only). A
+   * refusal that gives a wait is retried after it without spending this (see `maxAttempts`).
+   * An integer >= 0; 0 (or `retry: false`) retries nothing.
    * @default 2
    */
   readonly limit?: number;
@@ -31,10 +32,11 @@ export interface RetryOptions {
    */
   readonly statuses?: readonly number[];
   /**
-   * Methods retried on a 503 (or another status of yours). A 429, a rate-limit 403 and
-   * Anthropic's 529 (overloaded) mean the server did not process the request, so they are
-   * retried whatever the method; a 503 may come after side effects, so only idempotent methods
-   * are retried by default.
+   * Methods retried on a 503 (or another status of yours) and after a network error. A 429, a
+   * rate-limit 403 and Anthropic's 529 (overloaded) mean the server did not process the
+   * request, so they are retried whatever the method; a 503 may come after side effects, and
+   * so may a connection lost before the response, so only idempotent methods are retried by
+   * default.
    * @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']
    */
   readonly methods?: readonly string[];
@@ -199,4 +201,30 @@ export function mayRetry(
   if (attempt + 1 >= retry.maxAttempts) return false;
   if (!refusal.explained && unexplained >= retry.limit) return false;
   return refusal.unprocessed || retry.methods.has(method.toUpperCase());
+}
+
+/** A network error as the retry loop sees it: unexplained, and maybe processed by the server. */
+const NETWORK_FAILURE = { explained: false, unprocessed: false } as Refusal;
+
+/**
+ * The backoff before sending again a request of `method` that was sent and failed with `error`,
+ * or undefined when it may not be sent again: `error` is no network error, the method is not in
+ * `methods` (a POST may have been processed before the connection was lost), or the call spent
+ * `limit` or `maxAttempts` (`unexplained`: the retries spent from `limit` so far). A network
+ * error is fetch's TypeError (the network down, a connection reset, or in a browser a response
+ * without CORS headers, such as a 429 from a gateway that adds none); an abort is a
+ * DOMException. By name, not `instanceof`: a fetch of another realm (jsdom's, an iframe's)
+ * throws its own TypeError.
+ */
+export function networkRetryMs(
+  retry: ResolvedRetry,
+  error: unknown,
+  method: string,
+  attempt: number,
+  unexplained: number,
+): number | undefined {
+  if ((error as Error | undefined)?.name !== 'TypeError') return undefined;
+  if (!mayRetry(retry, NETWORK_FAILURE, method, attempt, unexplained)) return undefined;
+  const waitMs = backoffMs(retry, unexplained);
+  return waitMs > retry.maxRetryAfterMs ? undefined : waitMs;
 }

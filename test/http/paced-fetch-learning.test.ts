@@ -168,20 +168,113 @@ describe('createPacedFetch keys, costs and sharing', () => {
 });
 
 describe('createPacedFetch failures', () => {
-  it('rejects on a network error, as fetch does, without retrying', async () => {
+  /** A server the network cannot reach while `down.now` is true (msw's network error). */
+  function flakyNetwork() {
+    const down = { now: true };
+    server.use(
+      http.all('https://api.test/*', () =>
+        down.now ? HttpResponse.error() : HttpResponse.json({ ok: true }),
+      ),
+    );
+    return down;
+  }
+
+  it('sends a GET again after a network error, the key waiting out a backoff', async () => {
+    const clock = createManualClock();
+    const down = flakyNetwork();
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 100, windowMs: 1000, algorithm: tokenBucket },
+      fetch,
+      clock,
+      retry: { random: () => 0 },
+    });
+    const call = pacedFetch('https://api.test/items');
+    await until(() => pacedFetch.pacer.inspect('https://api.test').blockedUntil === 500);
+    expect(sent).toHaveLength(1);
+    // A call made during the backoff waits for it too: the network is the key's, not the call's.
+    const later = pacedFetch('https://api.test/other');
+    await clock.advanceAsync(499);
+    expect(sent).toHaveLength(1);
+    await clock.advanceAsync(1);
+    await until(() => sent.length === 3);
+    down.now = false;
+    await drive(clock, pacedFetch.pacer, 10_000);
+    expect((await call).status).toBe(200);
+    expect((await later).status).toBe(200);
+    // Backoffs of 500, then 1,000 ms (retry.backoffMs, halved by the jitter of random 0).
+    const sentAt = (path: string) =>
+      sent.filter(({ url }) => url.endsWith(path)).map(({ at }) => at);
+    expect(sentAt('/items')).toEqual([0, 500, 1500]);
+    expect(sentAt('/other')).toEqual([500, 1500]);
+  });
+
+  it('rejects with the network error once the retries are spent; a POST and retry: false at once', async () => {
+    const clock = createManualClock();
+    flakyNetwork();
+    const { fetch, sent } = stampedFetch(clock);
+    const options = {
+      limits: { limit: 100, windowMs: 1000, algorithm: tokenBucket },
+      fetch,
+      clock,
+    };
+    const pacedFetch = createPacedFetch(options);
+    const get = pacedFetch('https://api.test/get').catch((error: unknown) => error);
+    await drive(clock, pacedFetch.pacer, 60_000);
+    expect(await get).toBeInstanceOf(TypeError);
+    // retry.limit (2): three sends, and nothing learned from them (an outage says no rate):
+    // the key still starts slow, as before any answer.
+    expect(sent).toHaveLength(3);
+    expect(pacedFetch.pacer.inspect('https://api.test').learned).toEqual({
+      limit: 1,
+      windowMs: 0,
+      source: 'start',
+    });
+    // A POST may have been processed before the connection was lost: sent once.
+    const post = pacedFetch('https://api.test/post', { method: 'POST', body: 'x' });
+    await expect(post).rejects.toThrow(TypeError);
+    expect(sent).toHaveLength(4);
+    const noRetry = createPacedFetch({ ...options, retry: false });
+    await expect(noRetry('https://api.test/once')).rejects.toThrow(TypeError);
+    expect(sent).toHaveLength(5);
+  });
+
+  it('spends one retry budget on unexplained refusals and network errors together', async () => {
+    const clock = createManualClock();
     let hits = 0;
     server.use(
-      http.get('https://api.test/down', () => {
-        hits++;
-        return HttpResponse.error();
-      }),
+      http.get('https://api.test/*', () =>
+        ++hits === 1 ? new HttpResponse(null, { status: 503 }) : HttpResponse.error(),
+      ),
     );
     const pacedFetch = createPacedFetch({
-      limits: { limit: 5, windowMs: 1000, algorithm: tokenBucket },
-      clock: createManualClock(),
+      limits: { limit: 100, windowMs: 1000, algorithm: tokenBucket },
+      clock,
+      retry: { limit: 2 },
     });
-    await expect(pacedFetch('https://api.test/down')).rejects.toThrow(TypeError);
-    expect(hits).toBe(1);
+    const call = pacedFetch('https://api.test/x').catch((error: unknown) => error);
+    await drive(clock, pacedFetch.pacer, 60_000);
+    expect(await call).toBeInstanceOf(TypeError);
+    expect(hits).toBe(3);
+  });
+
+  it('does not send again a call aborted during its backoff', async () => {
+    const clock = createManualClock();
+    flakyNetwork();
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 100, windowMs: 1000, algorithm: tokenBucket },
+      fetch,
+      clock,
+    });
+    const controller = new AbortController();
+    const call = pacedFetch('https://api.test/x', { signal: controller.signal });
+    await until(() => sent.length === 1);
+    await until(() => pacedFetch.pacer.getSnapshot().inFlight === 0);
+    controller.abort(new Error('gone'));
+    await expect(call).rejects.toThrow('gone');
+    await drive(clock, pacedFetch.pacer, 60_000);
+    expect(sent).toHaveLength(1);
   });
 
   it('rejects with the abort reason before the call, in the queue and in flight', async () => {

@@ -145,8 +145,10 @@ describe('useRateLimitedFetch statuses', () => {
   });
 
   it('recovers from an error on refetch', async () => {
+    // Told not to retry, so that the first network error is the call's end.
     const { api } = pacedOnClock({
       limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket },
+      retry: false,
     });
     let calls = 0;
     server.use(
@@ -213,11 +215,28 @@ describe('useRateLimitedFetch statuses', () => {
     expect(await response?.text()).toBe('oops');
   });
 
-  it('ends in error with the TypeError of a network failure', async () => {
-    const { api } = pacedOnClock(oneASecond);
-    server.use(http.get(`${API}/down`, () => HttpResponse.error()));
+  it('ends in error with the TypeError of a network failure once its retries are spent', async () => {
+    const { clock, api } = pacedOnClock({
+      limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket },
+      retry: { random: () => 0 },
+    });
+    let hits = 0;
+    server.use(
+      http.get(`${API}/down`, () => {
+        hits++;
+        return HttpResponse.error();
+      }),
+    );
     const { result } = renderHook(() => useRateLimitedFetch(`${API}/down`, { fetch: api }));
+    // Sent again after backoffs of 500 and 1,000 ms (retry.limit 2), the key blocked meanwhile.
+    await settle(() => hits === 1 && result.current.status === 'blocked');
+    expect(result.current.retryAt).toBe(500);
+    await advance(clock, 500);
+    await settle(() => hits === 2 && result.current.status === 'blocked');
+    expect(result.current.retryAt).toBe(1500);
+    await advance(clock, 1000);
     await settle(() => result.current.status === 'error');
+    expect(hits).toBe(3);
     expect(result.current.error).toBeInstanceOf(TypeError);
     expect(result.current.response).toBeUndefined();
   });
