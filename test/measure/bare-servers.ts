@@ -15,6 +15,11 @@ export const BARE_SERVERS: Record<string, { scheme: Scheme; idealMs: number }> =
     scheme: { scheme: 'gcra', burst: 16 },
     idealMs: ((CALLS - 16) * 1_000) / RATE,
   },
+  // nginx's docs' example, `burst=5 nodelay`: a burst small against the rate.
+  'nginx-like gcra, burst 5': {
+    scheme: { scheme: 'gcra', burst: 6 },
+    idealMs: ((CALLS - 6) * 1_000) / RATE,
+  },
   'haproxy-like sliding window, refusals counted': {
     scheme: { scheme: 'sliding-window', countsRefused: true },
     idealMs: ((CALLS - RATE) * 1_000) / RATE,
