@@ -19,7 +19,9 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  *   keeps refusing a client that keeps sending). A refusal after an admitted probe says the rate
  *   is too fast: what the server admitted over the last `ADMISSIONS_MS` becomes the **ceiling**, and
  *   the rate goes to `HEADROOM` of it (to `CUT` of itself while nothing was measured), at most
- *   once per `HOLD_MS`.
+ *   once per `HOLD_MS`. After `ADMISSIONS_MS` of growth without a refusal, what was admitted is
+ *   only what was sent, which lags the growth: the ceiling is then at least `CUT` of the rate
+ *   refused, provisional (a refusal within `HOLD_MS` cuts it to what was admitted).
  * - Between refusals the rate grows with every permit taken while it is what holds the key
  *   back: toward `HEADROOM` of the ceiling (the gap halving every `APPROACH_MS`, never faster
  *   than doubling every `DOUBLE_MS`), and it stays there: a rate that was refused is not tried
@@ -123,6 +125,13 @@ export class AdaptiveRate implements Strategy, Admits {
   private probeAt = Number.NEGATIVE_INFINITY;
   /** Whether a spent window's sample set the ceiling, or a cut did (which measures better). */
   private sampled = false;
+  /**
+   * Whether the ceiling is CUT of a rate refused after a growth no refusal measured, above what
+   * the server was seen to admit: a large burst absorbed much of the growth (nginx's `burst=15`
+   * at 60 per second took the key to 105), and a refusal within HOLD_MS then cuts to what was
+   * admitted, not held as the echo of the last cut.
+   */
+  private provisional = false;
 
   /**
    * A rate learned at `now`, when the server refused: it starts with a pause of one permit.
@@ -208,6 +217,7 @@ export class AdaptiveRate implements Strategy, Admits {
    */
   refused(now: number, sentAt: number): boolean {
     if (sentAt <= this.refusedAt) return false;
+    const unrefusedMs = now - this.refusedAt;
     this.refusedAt = now;
     this.raises = 0;
     // What the server admitted is known once a sample or ADMISSIONS_MS of answers taught it.
@@ -216,12 +226,23 @@ export class AdaptiveRate implements Strategy, Admits {
     const measured =
       admitted < rate &&
       (this.sample.admitted >= MIN_SAMPLE || now >= this.learnedAt + AIMD.ADMISSIONS_MS);
-    const held = sentAt < this.cutAt + AIMD.HOLD_MS;
+    // A provisional ceiling refused says it was too high: cut to what was measured at once.
+    const held = sentAt < this.cutAt + AIMD.HOLD_MS && !this.provisional;
+    this.provisional = false;
     if (this.admitted && measured && !held) {
       // Sending faster than the server admits: what it admitted is the ceiling, and the rate
       // goes just below it at once. Not again within HOLD_MS: the server still counts what
       // came before (a sliding log refuses for a window after a burst).
-      this.ceiling = Math.max(admitted, rate / 4);
+      // What it admitted measures its rate once it refused some of it. A key that grew without
+      // a refusal for ADMISSIONS_MS measured only its own sends, which lag the rate it grew to
+      // (doubling every DOUBLE_MS, the decayed count reads about 0.6 of it): then the ceiling
+      // is at least CUT of the rate refused, as TCP cuts its window, and provisional (see
+      // `provisional`). A GCRA with a burst small against its rate (nginx's `burst=5` at 60
+      // per second, through 5-60 ms of jitter) refused the key growing at 83-85 per second,
+      // read 44-48, and held it at 0.77x of the rate for RAISE_MS; now 0.91-0.93x.
+      const cut = unrefusedMs > AIMD.ADMISSIONS_MS ? rate * AIMD.CUT : 0;
+      this.ceiling = Math.max(admitted, rate / 4, cut);
+      this.provisional = cut > admitted;
       this.ratePerMs = Math.max(FLOOR_PER_MS, this.ceiling * AIMD.HEADROOM);
       this.ceilingAt = now;
       this.cutAt = now;
