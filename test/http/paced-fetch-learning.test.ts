@@ -197,7 +197,9 @@ describe('createPacedFetch failures', () => {
     await clock.advanceAsync(499);
     expect(sent).toHaveLength(1);
     await clock.advanceAsync(1);
-    await until(() => sent.length === 3);
+    // The retry failed too, and blocked the key again before the call behind it could go.
+    await until(() => pacedFetch.pacer.inspect('https://api.test').blockedUntil === 1500);
+    expect(sent).toHaveLength(2);
     down.now = false;
     await drive(clock, pacedFetch.pacer, 10_000);
     expect((await call).status).toBe(200);
@@ -206,7 +208,7 @@ describe('createPacedFetch failures', () => {
     const sentAt = (path: string) =>
       sent.filter(({ url }) => url.endsWith(path)).map(({ at }) => at);
     expect(sentAt('/items')).toEqual([0, 500, 1500]);
-    expect(sentAt('/other')).toEqual([500, 1500]);
+    expect(sentAt('/other')).toEqual([1500]);
   });
 
   it('rejects with the network error once the retries are spent; a POST and retry: false at once', async () => {

@@ -278,3 +278,38 @@ describe('a rate a long wait taught', () => {
     pacedFetch.pacer.dispose();
   });
 });
+
+describe('a call queued behind a refused one', () => {
+  // The answer is read inside the refused request's task, so its wait blocks the key before the
+  // pacer starts the next call: read after the task settled, the call behind a slow start's
+  // first request went out at once behind a `Retry-After: 5` and earned the same refusal (one
+  // more refusal per refusal, `measure:arrivals`: 1,101 -> 1,073 over its rows).
+  it.each([
+    ['a Retry-After of 5 s', '5', 5000],
+    ['a Retry-After of 0.1 s, as Azure', undefined, 100],
+  ] as const)('waits for %s, which it did not earn', async (_wait, retryAfter, waitMs) => {
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/*', () =>
+        ++hits > 1
+          ? HttpResponse.json({})
+          : new HttpResponse(null, {
+              status: 429,
+              headers:
+                retryAfter === undefined
+                  ? { 'retry-after-ms': '100' }
+                  : { 'retry-after': retryAfter },
+            }),
+      ),
+    );
+    const { fetch, sent } = stampedFetch(clock);
+    const pacedFetch = createPacedFetch({ limits: { limit: 100, windowMs: 1000 }, fetch, clock });
+    const calls = [pacedFetch('https://api.test/a'), pacedFetch('https://api.test/b')];
+    await drive(clock, pacedFetch.pacer, 20_000);
+    expect((await Promise.all(calls)).map((response) => response.status)).toEqual([200, 200]);
+    expect(sent.map(({ at, url }) => `${at} ${url.slice(16)}`).sort()).toEqual(
+      [`0 /a`, `${waitMs} /a`, `${waitMs} /b`].sort(),
+    );
+  });
+});
