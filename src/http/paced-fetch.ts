@@ -60,6 +60,12 @@ const UNCONFIGURED_UNITS: UnitLimits = Object.freeze({
  */
 const BLOCK_IN_TASK_MS = 100;
 
+/** What a response's headers said, and the server's time they were read at (epoch ms). */
+interface Heard {
+  readonly answer: ServerAnswer | undefined;
+  readonly nowEpochMs: number;
+}
+
 /** The fetch being paced: the global one by default, looked up at each call. */
 export type FetchFunction = (input: Request) => Promise<Response>;
 
@@ -247,24 +253,35 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
   const clockOfServer = serverClock();
 
   /**
-   * What the server said: headers always, a refusal's body only when they give no wait.
-   * `sentEpochMs`: when the request went, by the wall clock.
+   * What the server said in its headers, and the server's time they are read at. `sentEpochMs`:
+   * when the request went, by the wall clock.
    */
-  async function answerOf(
-    response: Response,
-    sentEpochMs: number,
-  ): Promise<ServerAnswer | undefined> {
+  function headersOf(response: Response, sentEpochMs: number): Heard {
     const { status, headers } = response;
     const answeredEpochMs = wallClock();
     // A response from a cache (`Age`) is dated when it was first sent, not now.
     const date = headers.has('age') ? undefined : dateOf(headers, answeredEpochMs);
     if (date !== undefined) clockOfServer.heard(date, sentEpochMs, answeredEpochMs);
     const nowEpochMs = clockOfServer.now(answeredEpochMs);
-    let answer = readServerAnswer({ status, headers, nowEpochMs });
-    if (answer?.retryAfterMs === undefined && isRefusal(retry, status, answer)) {
-      const body = await readBodyHintText(response);
-      if (body !== undefined) answer = readServerAnswer({ status, headers, nowEpochMs, body });
+    return { answer: asTaken(readServerAnswer({ status, headers, nowEpochMs })), nowEpochMs };
+  }
+
+  /**
+   * The answer whole: a refusal's body too when its headers give no wait, read after its task
+   * settled (a body that trickles holds no permit of the key).
+   */
+  async function answerOf(response: Response, heard: Heard): Promise<ServerAnswer | undefined> {
+    const { status, headers } = response;
+    if (heard.answer?.retryAfterMs !== undefined || !isRefusal(retry, status, heard.answer)) {
+      return heard.answer;
     }
+    const body = await readBodyHintText(response);
+    if (body === undefined) return heard.answer;
+    return asTaken(readServerAnswer({ status, headers, nowEpochMs: heard.nowEpochMs, body }));
+  }
+
+  /** Without its quota when the headers' counts are not to be read (`readRateLimitHeaders`). */
+  function asTaken(answer: ServerAnswer | undefined): ServerAnswer | undefined {
     if (readRateLimitHeaders || answer?.quota === undefined) return answer;
     const { quota: _ignored, ...rest } = answer;
     return rest;
@@ -302,7 +319,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       // a wait the server stated (at least BLOCK_IN_TASK_MS) or the backoff blocks the key before the task settles and
       // the pacer starts the next call of the key: read after, a call queued behind one in
       // flight (a slow start's) went out at once behind a `Retry-After: 5`.
-      const outcome: { answer?: ServerAnswer | undefined; networkWaitMs?: number | undefined } = {};
+      const outcome: { heard?: Heard; networkWaitMs?: number | undefined } = {};
       let response: Response;
       try {
         response = await pacer.schedule(async () => {
@@ -332,8 +349,9 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
             }
             throw error;
           }
-          const answer = await answerOf(answered, sentEpochMs);
-          outcome.answer = answer;
+          const heard = headersOf(answered, sentEpochMs);
+          outcome.heard = heard;
+          const { answer } = heard;
           // Only the block: what the answer teaches is told once the permit is no longer in
           // flight (an admission's count would count it twice; AIMD reads refusals after).
           const stated = refusalOf(retry, answered.status, answer, unexplained);
@@ -349,7 +367,8 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         refused = undefined;
         continue;
       }
-      const { answer } = outcome;
+      // The task resolved, so it heard the headers.
+      const answer = await answerOf(response, outcome.heard as Heard);
       const refusal = applyServerAnswer(
         pacer,
         key,

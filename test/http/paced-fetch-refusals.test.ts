@@ -313,3 +313,27 @@ describe('a call queued behind a refused one', () => {
     );
   });
 });
+
+describe('a refusal whose body never ends', () => {
+  it('holds no permit of its key: its body hint is read after its task settled', async () => {
+    // A 429 without a wait in its headers has its JSON body read for a hint (Discord's
+    // `retry_after`), which a hostile or broken server may trickle forever: read inside the
+    // task, it held the key's only permit of a slow start, and every call behind it waited.
+    const clock = createManualClock();
+    server.use(
+      http.get('https://api.test/stuck', () => {
+        const body = new ReadableStream({ start() {} });
+        return new HttpResponse(body, {
+          status: 429,
+          headers: { 'content-type': 'application/json' },
+        });
+      }),
+      http.get('https://api.test/ok', () => HttpResponse.json({})),
+    );
+    const pacedFetch = createPacedFetch({ limits: { limit: 100, windowMs: 1000 }, clock });
+    void pacedFetch('https://api.test/stuck');
+    const behind = pacedFetch('https://api.test/ok');
+    await drive(clock, pacedFetch.pacer, 10_000);
+    expect((await behind).status).toBe(200);
+  });
+});
