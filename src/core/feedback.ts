@@ -51,8 +51,11 @@ export class ServerFeedback {
    */
   onBlockDropped: ((key: string) => void) | undefined;
 
-  /** Told of a key the server blocked (or blocked longer): its waiting tasks may not wait so long. */
-  onBlocked: ((key: string) => void) | undefined;
+  /**
+   * Told of a key the server blocked (or blocked longer) until `until`, kept here or not (at
+   * `maxKeys` a block that ends first is not): its waiting tasks may not wait so long.
+   */
+  onBlocked: ((key: string, until: number) => void) | undefined;
 
   /** Blocks kept (ended or not): 0 on the usual path, where a decision looks no further. */
   get blocking(): number {
@@ -69,7 +72,7 @@ export class ServerFeedback {
     assertFiniteNumber('until', until);
     const dropped = this.blocks.set(key, until, this.limiter.now());
     if (dropped !== undefined) this.onBlockDropped?.(dropped);
-    this.onBlocked?.(key);
+    this.onBlocked?.(key, until);
   }
 
   /** The time `key` is blocked until, or undefined when it is not blocked now. */

@@ -59,8 +59,12 @@ export class Scheduler implements SchedulerCore, TaskEvents {
   private pinned: number | undefined;
   /** Tasks with an `onProgress` listener, told where they stand after each flush. */
   private readonly progress = new ProgressReports();
-  /** Keys the server blocked since the last flush (only while `maxWaitMs` bounds a wait). */
-  private readonly blocked = new Set<string>();
+  /**
+   * Keys the server blocked since the last flush, and until when (only while `maxWaitMs` bounds
+   * a wait): the time it said, which a store keeps even where this pacer's limiter, at
+   * `maxKeys` blocks, did not.
+   */
+  private readonly blocked = new Map<string, number>();
 
   constructor(
     readonly options: ResolvedPacerOptions,
@@ -80,7 +84,10 @@ export class Scheduler implements SchedulerCore, TaskEvents {
     this.limiter.feedback.onBlockDropped = (key) => this.waiting.retimeKey(key);
     if (options.mode === 'queue' && options.maxWaitMs !== Number.POSITIVE_INFINITY) {
       // Judged at the next flush, not here: a block may come in the middle of a store's answer.
-      this.limiter.feedback.onBlocked = (key) => this.blocked.add(key);
+      this.limiter.feedback.onBlocked = (key, until) => {
+        const known = this.blocked.get(key);
+        if (known === undefined || until > known) this.blocked.set(key, until);
+      };
     }
     this.permits = makePermits(this);
     // The in-memory permits settle every task's permits at its end (`LocalPermits.settled`).
@@ -317,8 +324,9 @@ export class Scheduler implements SchedulerCore, TaskEvents {
    */
   private rejectPastBlocks(): void {
     const { maxWaitMs } = this.options;
-    for (const key of this.blocked) {
-      const until = this.limiter.feedback.blockedUntil(key) ?? 0;
+    for (const [key, told] of this.blocked) {
+      const kept = this.limiter.feedback.blockedUntil(key) ?? 0;
+      const until = kept > told ? kept : told;
       for (const task of [...(this.waiting.line(key) ?? [])]) {
         if (task.startBy >= until) continue;
         const decision = this.limiter.peek(key, task.units ?? task.cost);
