@@ -316,9 +316,10 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       let sentAt = 0;
       let sentEpochMs = 0;
       // What the task read of its answer, and a network error's backoff. Read inside the task,
-      // a wait the server stated (at least BLOCK_IN_TASK_MS) or the backoff blocks the key before the task settles and
-      // the pacer starts the next call of the key: read after, a call queued behind one in
-      // flight (a slow start's) went out at once behind a `Retry-After: 5`.
+      // a wait the server stated (at least BLOCK_IN_TASK_MS) or the backoff blocks the key
+      // before the task settles and the pacer starts the next call of the key: read after, a
+      // call queued behind one in flight (a slow start's) went out at once behind a
+      // `Retry-After: 5`.
       const outcome: { heard?: Heard; networkWaitMs?: number | undefined } = {};
       let response: Response;
       try {
