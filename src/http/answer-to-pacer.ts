@@ -37,6 +37,13 @@ export interface ApplyOptions {
    * (`Store.pacesRefusals`): a bare "too fast" is the store's to explain, from its first.
    */
   readonly storePaces?: boolean;
+  /**
+   * The wait the key was already blocked for when the answer's headers were read (the paced
+   * fetch blocks a stated wait in the request's task): the same refusal is not blocked again,
+   * which a store would be asked for once more (a round trip to Redis) for a block a few ms
+   * longer, counted from when the body was read rather than when the answer came.
+   */
+  readonly blockedMs?: number | undefined;
 }
 
 /**
@@ -103,7 +110,9 @@ export function applyServerAnswer(
     }
   }
   // The whole key waits, so calls queued behind this one do not earn the same refusal.
-  if (refusal !== undefined) pacer.blockUntil(key, pacer.now() + refusal.waitMs);
+  if (refusal !== undefined && refusal.waitMs !== options.blockedMs) {
+    pacer.blockUntil(key, pacer.now() + refusal.waitMs);
+  }
   return refusal;
 }
 

@@ -320,7 +320,11 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       // before the task settles and the pacer starts the next call of the key: read after, a
       // call queued behind one in flight (a slow start's) went out at once behind a
       // `Retry-After: 5`.
-      const outcome: { heard?: Heard; networkWaitMs?: number | undefined } = {};
+      const outcome: {
+        heard?: Heard;
+        networkWaitMs?: number | undefined;
+        blockedMs?: number | undefined;
+      } = {};
       let response: Response;
       try {
         response = await pacer.schedule(async () => {
@@ -357,6 +361,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
           // flight (an admission's count would count it twice; AIMD reads refusals after).
           const stated = refusalOf(retry, answered.status, answer, unexplained);
           if (stated?.explained && stated.waitMs >= BLOCK_IN_TASK_MS) {
+            outcome.blockedMs = stated.waitMs;
             pacer.blockUntil(key, pacer.now() + stated.waitMs);
           }
           return answered;
@@ -375,7 +380,14 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         key,
         answer,
         refusalOf(retry, response.status, answer, unexplained),
-        { learning, sentAt, attempt, pacesRefusals: shared === undefined, storePaces },
+        {
+          learning,
+          sentAt,
+          attempt,
+          pacesRefusals: shared === undefined,
+          storePaces,
+          blockedMs: outcome.blockedMs,
+        },
       );
       if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
       if (refusal === undefined) {

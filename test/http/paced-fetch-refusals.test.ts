@@ -5,6 +5,7 @@ import { createManualClock, type ManualClock } from '../../src/testing/index.js'
 import { perSecond } from '../../src/index.js';
 import { stampedFetch } from '../support/backends.js';
 import { driveNetwork, network, trackCalls } from '../support/counting-servers.js';
+import { fakeStore } from '../support/fake-store.js';
 import { drive } from '../support/flush.js';
 import { server } from '../support/msw.js';
 
@@ -311,6 +312,31 @@ describe('a call queued behind a refused one', () => {
     expect(sent.map(({ at, url }) => `${at} ${url.slice(16)}`).sort()).toEqual(
       [`0 /a`, `${waitMs} /a`, `${waitMs} /b`].sort(),
     );
+  });
+  it('asks a shared store to block once for a wait it read in the task', async () => {
+    // The task blocks the key for the stated wait before it settles; told the same refusal
+    // after, the pacer asked the store again (a Redis round trip per refusal) for the same wait.
+    const clock = createManualClock();
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/*', () =>
+        ++hits > 1
+          ? HttpResponse.json({})
+          : new HttpResponse(null, { status: 429, headers: { 'retry-after': '5' } }),
+      ),
+    );
+    // Synchronous: `drive` moves the clock only once nothing is awaited.
+    const shared = fakeStore({ now: clock.now, synchronous: true });
+    const pacedFetch = createPacedFetch({
+      limits: { limit: 100, windowMs: 1000 },
+      store: shared.store,
+      clock,
+    });
+    const call = pacedFetch('https://api.test/a');
+    await drive(clock, pacedFetch.pacer, 20_000);
+    expect((await call).status).toBe(200);
+    expect(shared.blocks).toEqual([{ key: 'https://api.test', ms: 5000 }]);
+    pacedFetch.pacer.dispose();
   });
 });
 
