@@ -10,7 +10,8 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  *   is right (arrivals bunched up on the way; the paced fetch's backoff absorbs them); a policy
  *   that is too fast earns a wall of them, and refusals in a row are no jitter.
  *   The first rate is the sample's (what the server admitted before, over at least `SEED_MS`)
- *   or `SEED_CUT` of the key's own.
+ *   or `SEED_CUT` of the key's own; a sample that came as a burst doubles when the first probe
+ *   shows that the server refilled (a bucket, not a spent window: see `reseed`).
  * - After a refusal the key pauses, then sends one request alone, the **probe**, and nothing
  *   more until its answer (or `PROBE_WAIT_MS`, if none comes). A refused probe says the server
  *   has not counted afresh yet (a window that is spent): the rate stays, and the next pause is
@@ -19,9 +20,9 @@ import { allow, type Decision, deny, EPSILON, wholeMs } from './decision.js';
  *   keeps refusing a client that keeps sending). A refusal after an admitted probe says the rate
  *   is too fast: what the server admitted over the last `ADMISSIONS_MS` becomes the **ceiling**, and
  *   the rate goes to `HEADROOM` of it (to `CUT` of itself while nothing was measured), at most
- *   once per `HOLD_MS`. After `ADMISSIONS_MS` of growth without a refusal, what was admitted is
- *   only what was sent, which lags the growth: the ceiling is then at least `CUT` of the rate
- *   refused, provisional (a refusal within `HOLD_MS` cuts it to what was admitted).
+ *   once per `HOLD_MS`. After a growth without a refusal, what was admitted is only what was
+ *   sent, which lags the growth: the ceiling is at least `CUT` of the rate refused,
+ *   provisional (a refusal within `HOLD_MS` cuts it by `RECUT` more).
  * - Between refusals the rate grows with every permit taken while it is what holds the key
  *   back: toward `HEADROOM` of the ceiling (the gap halving every `APPROACH_MS`, never faster
  *   than doubling every `DOUBLE_MS`), and it stays there: a rate that was refused is not tried
@@ -61,6 +62,8 @@ export const AIMD = Object.freeze({
   ADMITTED_MS: 60_000,
   /** Shortest time a sample of admitted requests seeds the first rate over (see `refused`). */
   SEED_MS: 1_000,
+  /** What a provisional ceiling refused is cut by (see `provisional`). */
+  RECUT: 0.9,
 });
 
 const FLOOR_PER_MS = 1 / AIMD.FLOOR_MS;
@@ -128,22 +131,29 @@ export class AdaptiveRate implements Strategy, Admits {
   /**
    * Whether the ceiling is CUT of a rate refused after a growth no refusal measured, above what
    * the server was seen to admit: a large burst absorbed much of the growth (nginx's `burst=15`
-   * at 60 per second took the key to 105), and a refusal within HOLD_MS then cuts to what was
-   * admitted, not held as the echo of the last cut.
+   * at 60 per second took the key to 105), and a refusal within HOLD_MS then cuts it by RECUT
+   * (or to what was admitted, if more), not held as the echo of the last cut.
    */
   private provisional = false;
+  /** Whether the first admitted probe doubled the sample's rate (see `answered`). */
+  private reseeded = false;
 
   /**
    * A rate learned at `now`, when the server refused: it starts with a pause of one permit.
    * `sample`: the requests admitted before (`admitted` over `spanMs`) that taught it; answers
-   * to requests sent before `now` still count in it when they come. `refusedPerMs`: the fastest
+   * to requests sent before `now` still count in it when they come. `burst`: they came in less
+   * than `SEED_MS` and set the rate, read over `SEED_MS` (see `reseed`). `refusedPerMs`: the fastest
    * rate the key was sending at when refused (its own policy's), the first ceiling; Infinity
    * when unknown (zero configuration).
    */
   constructor(
     public ratePerMs: number,
     now: number,
-    private readonly sample: { admitted: number; readonly spanMs: number } = {
+    private readonly sample: {
+      admitted: number;
+      readonly spanMs: number;
+      readonly burst?: boolean;
+    } = {
       admitted: 0,
       spanMs: 0,
     },
@@ -217,7 +227,6 @@ export class AdaptiveRate implements Strategy, Admits {
    */
   refused(now: number, sentAt: number): boolean {
     if (sentAt <= this.refusedAt) return false;
-    const unrefusedMs = now - this.refusedAt;
     this.refusedAt = now;
     this.raises = 0;
     // What the server admitted is known once a sample or ADMISSIONS_MS of answers taught it.
@@ -226,7 +235,8 @@ export class AdaptiveRate implements Strategy, Admits {
     const measured =
       admitted < rate &&
       (this.sample.admitted >= MIN_SAMPLE || now >= this.learnedAt + AIMD.ADMISSIONS_MS);
-    // A provisional ceiling refused says it was too high: cut to what was measured at once.
+    // A provisional ceiling refused says it was too high: cut again at once (see below).
+    const wasProvisional = this.provisional;
     const held = sentAt < this.cutAt + AIMD.HOLD_MS && !this.provisional;
     this.provisional = false;
     if (this.admitted && measured && !held) {
@@ -234,14 +244,16 @@ export class AdaptiveRate implements Strategy, Admits {
       // goes just below it at once. Not again within HOLD_MS: the server still counts what
       // came before (a sliding log refuses for a window after a burst).
       // What it admitted measures its rate once it refused some of it. A key that grew without
-      // a refusal for ADMISSIONS_MS measured only its own sends, which lag the rate it grew to
-      // (doubling every DOUBLE_MS, the decayed count reads about 0.6 of it): then the ceiling
-      // is at least CUT of the rate refused, as TCP cuts its window, and provisional (see
-      // `provisional`). A GCRA with a burst small against its rate (nginx's `burst=5` at 60
-      // per second, through 5-60 ms of jitter) refused the key growing at 83-85 per second,
-      // read 44-48, and held it at 0.77x of the rate for RAISE_MS; now 0.91-0.93x.
-      const cut = unrefusedMs > AIMD.ADMISSIONS_MS ? rate * AIMD.CUT : 0;
-      this.ceiling = Math.max(admitted, rate / 4, cut);
+      // a refusal measured only its own sends, which lag the rate it grew to (doubling every
+      // DOUBLE_MS, the decayed count reads about 0.6 of it): the ceiling is at least CUT of the
+      // rate refused, as TCP cuts its window, and provisional (see `provisional`); refused
+      // again, RECUT of it. A GCRA with a burst small against its rate (nginx's `burst=5` at
+      // 60 per second, through 5-60 ms of jitter) refused the key growing at 83-85 per second,
+      // read 44-48, and held it at 0.77x of the rate for RAISE_MS (now 0.90-0.94x); a
+      // provisional ceiling refused and cut to what was read (the count still lagging the
+      // growth) held a key at 0.70-0.75x against nginx's `burst=15` (`npm run measure:bare`).
+      const cut = rate * (wasProvisional ? AIMD.RECUT : AIMD.CUT);
+      this.ceiling = Math.max(admitted, cut);
       this.provisional = cut > admitted;
       this.ratePerMs = Math.max(FLOOR_PER_MS, this.ceiling * AIMD.HEADROOM);
       this.ceilingAt = now;
@@ -295,10 +307,36 @@ export class AdaptiveRate implements Strategy, Admits {
         this.raises = 0;
         this.ratePerMs = Math.min(this.ratePerMs, this.ceiling) * AIMD.HEADROOM;
       }
+      if (
+        this.sample.burst === true &&
+        !this.admitted &&
+        this.streak < SPENT_STREAK &&
+        !this.sampled &&
+        !this.reseeded
+      ) {
+        this.reseed();
+      }
       this.admitted = true;
       this.streak = 0;
       this.probeAt = Number.NEGATIVE_INFINITY;
     }
+  }
+
+  /**
+   * The first probe was admitted before `SPENT_STREAK` were refused: the server refilled within
+   * a pause, so it is no spent window, and the burst that seeded the rate (read over
+   * `SEED_MS`, see `sample`) was a bucket's, not a window's worth: nginx's `burst=5` at 60 per second
+   * seeded 6 per second. The rate doubles at once (a second's growth), below the ceiling:
+   * grown from the burst's rate, a key met the server's rate 3-4 s in, and the refusals of its
+   * overshoot came after the server's first two windows (2-8 of them against nginx's
+   * `burst=15`, none now, `npm run measure:bare`).
+   */
+  private reseed(): void {
+    this.reseeded = true;
+    const doubled = this.ratePerMs * 2;
+    const most = this.ceiling * AIMD.HEADROOM;
+    if (doubled < most) this.ratePerMs = doubled;
+    else if (this.ratePerMs < most) this.ratePerMs = most;
   }
 
   level(now: number): number {

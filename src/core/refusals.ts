@@ -166,6 +166,8 @@ export function refused(
   const spanMs = Math.max(now - firstAdmittedAt, AIMD.SEED_MS);
   const seen = admitted > 0 ? admitted / spanMs : Infinity;
   const ratePerMs = Math.min(peakPerMs * AIMD.SEED_CUT, seen);
+  // The rate is a burst's, read over SEED_MS: a bucket's burst, if a probe shows it refilled.
+  const burst = now - firstAdmittedAt < AIMD.SEED_MS && seen < peakPerMs * AIMD.SEED_CUT;
   learning.admitted = 0;
   learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
   // The pauses and probes of the rate take the key over: a block the strikes before earned
@@ -173,7 +175,7 @@ export function refused(
   // server counts afresh. A wait the server stated (a Retry-After heard) stays.
   if (learning.lastRefusalAt === Number.NEGATIVE_INFINITY) states.unblock(key);
   learning.learned = {
-    counter: new AdaptiveRate(ratePerMs, now, { admitted, spanMs }, peakPerMs),
+    counter: new AdaptiveRate(ratePerMs, now, { admitted, spanMs, burst }, peakPerMs),
     policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
     openedAt: Number.NEGATIVE_INFINITY,
   };
