@@ -281,6 +281,16 @@ describe('a rate a long wait taught', () => {
 });
 
 describe('a call queued behind a refused one', () => {
+  /** `https://api.test` refuses its first request with a 429 saying `headers`, then admits. */
+  function refusesFirst(headers: Record<string, string>): void {
+    let hits = 0;
+    server.use(
+      http.get('https://api.test/*', () =>
+        ++hits > 1 ? HttpResponse.json({}) : new HttpResponse(null, { status: 429, headers }),
+      ),
+    );
+  }
+
   // The answer is read inside the refused request's task, so its wait blocks the key before the
   // pacer starts the next call: read after the task settled, the call behind a slow start's
   // first request went out at once behind a `Retry-After: 5` and earned the same refusal (one
@@ -290,19 +300,8 @@ describe('a call queued behind a refused one', () => {
     ['a Retry-After of 0.1 s, as Azure', undefined, 100],
   ] as const)('waits for %s, which it did not earn', async (_wait, retryAfter, waitMs) => {
     const clock = createManualClock();
-    let hits = 0;
-    server.use(
-      http.get('https://api.test/*', () =>
-        ++hits > 1
-          ? HttpResponse.json({})
-          : new HttpResponse(null, {
-              status: 429,
-              headers:
-                retryAfter === undefined
-                  ? { 'retry-after-ms': '100' }
-                  : { 'retry-after': retryAfter },
-            }),
-      ),
+    refusesFirst(
+      retryAfter === undefined ? { 'retry-after-ms': '100' } : { 'retry-after': retryAfter },
     );
     const { fetch, sent } = stampedFetch(clock);
     const pacedFetch = createPacedFetch({ limits: { limit: 100, windowMs: 1000 }, fetch, clock });
@@ -313,18 +312,12 @@ describe('a call queued behind a refused one', () => {
       [`0 /a`, `${waitMs} /a`, `${waitMs} /b`].sort(),
     );
   });
+
   it('asks a shared store to block once for a wait it read in the task', async () => {
     // The task blocks the key for the stated wait before it settles; told the same refusal
     // after, the pacer asked the store again (a Redis round trip per refusal) for the same wait.
     const clock = createManualClock();
-    let hits = 0;
-    server.use(
-      http.get('https://api.test/*', () =>
-        ++hits > 1
-          ? HttpResponse.json({})
-          : new HttpResponse(null, { status: 429, headers: { 'retry-after': '5' } }),
-      ),
-    );
+    refusesFirst({ 'retry-after': '5' });
     // Synchronous: `drive` moves the clock only once nothing is awaited.
     const shared = fakeStore({ now: clock.now, synchronous: true });
     const pacedFetch = createPacedFetch({
