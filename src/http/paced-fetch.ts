@@ -4,14 +4,17 @@ import { assertCost, type UnitCosts, type UnitLimits } from '../core/units.js';
 import { isRateLimitError } from '../pacer/errors.js';
 import { PACER_OPTIONS, type PacerOptions } from '../pacer/options.js';
 import { createPacer } from '../pacer/pacer.js';
+import { realClock } from '../pacer/real-clock.js';
 import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
 import { proberOf, type LearnOptions, resolveLearn, START } from './probes.js';
 import { applyServerAnswer } from './answer-to-pacer.js';
+import { saysOffline, untilOnline } from './offline.js';
 import { readBodyHintText } from './body-hint.js';
 import { arrivalSafeByDefault, spacedForStores } from './fetch-policy.js';
 import {
   isRefusal,
   mayRetry,
+  mayRetryOffline,
   networkRetryMs,
   type RetryOptions,
   refusalOf,
@@ -247,6 +250,8 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
           : spacedForStores(pacerOptions.limits),
     } as PacerOptions);
   const retry = resolveRetry(retryOptions);
+  // The time an offline call waits for the network on (a shared pacer's clock is its own).
+  const clock = pacerOptions.clock ?? realClock;
   const send: FetchFunction = fetchImpl ?? ((request) => globalThis.fetch(request));
 
   // Absolute times are read against the server's clock, learned from its answers' `Date`.
@@ -324,6 +329,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         heard?: Heard;
         networkWaitMs?: number | undefined;
         blockedMs?: number | undefined;
+        offline?: boolean;
       } = {};
       let response: Response;
       try {
@@ -341,13 +347,23 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
             // and the call's retries allow. The server said nothing, so nothing is learned: an
             // outage (or a browser offline) must not teach a rate.
             if (!request.signal.aborted) {
-              outcome.networkWaitMs = networkRetryMs(
-                retry,
-                error,
-                request.method,
-                attempt,
-                unexplained,
-              );
+              if (
+                (error as Error | undefined)?.name === 'TypeError' &&
+                saysOffline() &&
+                mayRetryOffline(retry, request.method, attempt)
+              ) {
+                // The page says why: no retry of `retry.limit` is spent, and no backoff could
+                // succeed. The call waits for the network (below), holding no permit.
+                outcome.offline = true;
+              } else {
+                outcome.networkWaitMs = networkRetryMs(
+                  retry,
+                  error,
+                  request.method,
+                  attempt,
+                  unexplained,
+                );
+              }
             }
             if (outcome.networkWaitMs !== undefined) {
               pacer.blockUntil(key, pacer.now() + outcome.networkWaitMs);
@@ -368,6 +384,13 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         }, options);
       } catch (error) {
         if (previous !== undefined && isRateLimitError(error)) return previous;
+        if (outcome.offline === true) {
+          // Sent again once the page is back online, first in line; at most the longest wait
+          // the call accepts before a retry (`retry.maxRetryAfterMs`), then its error.
+          if (!(await untilOnline(clock, retry.maxRetryAfterMs, request.signal))) throw error;
+          refused = undefined;
+          continue;
+        }
         if (outcome.networkWaitMs === undefined) throw error;
         unexplained++;
         refused = undefined;

@@ -21,7 +21,8 @@ export interface RetryOptions {
   readonly maxAttempts?: number;
   /**
    * Longest `Retry-After` (or backoff) worth waiting for, in ms. Beyond it the response is
-   * returned as it is (the key stays blocked for what the server asked).
+   * returned as it is (the key stays blocked for what the server asked). Also the longest a call
+   * whose send failed while the page was offline waits for `online`.
    * @default 60_000
    */
   readonly maxRetryAfterMs?: number;
@@ -201,6 +202,15 @@ export function mayRetry(
   if (attempt + 1 >= retry.maxAttempts) return false;
   if (!refusal.explained && unexplained >= retry.limit) return false;
   return refusal.unprocessed || retry.methods.has(method.toUpperCase());
+}
+
+/**
+ * May a request of `method` whose send failed while the page said it was offline be sent again
+ * once it is online? As a network error (`methods`; `retry: false` sends nothing again), but
+ * the page said why, so no retry of `limit` is spent: only `maxAttempts` bounds it.
+ */
+export function mayRetryOffline(retry: ResolvedRetry, method: string, attempt: number): boolean {
+  return attempt + 1 < retry.maxAttempts && retry.methods.has(method.toUpperCase());
 }
 
 /** A network error as the retry loop sees it: unexplained, and maybe processed by the server. */
