@@ -4,6 +4,7 @@ import { assertCost, type UnitCosts, type UnitLimits } from '../core/units.js';
 import { isRateLimitError } from '../pacer/errors.js';
 import { PACER_OPTIONS, type PacerOptions } from '../pacer/options.js';
 import { createPacer } from '../pacer/pacer.js';
+import { reportTo } from '../pacer/progress.js';
 import { realClock } from '../pacer/real-clock.js';
 import type { Pacer, ScheduleOptions, TaskProgress } from '../pacer/types.js';
 import { proberOf, type LearnOptions, resolveLearn, START } from './probes.js';
@@ -386,7 +387,9 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         if (previous !== undefined && isRateLimitError(error)) return previous;
         if (outcome.offline === true) {
           // Sent again once the page is back online, first in line; at most the longest wait
-          // the call accepts before a retry (`retry.maxRetryAfterMs`), then its error.
+          // the call accepts before a retry (`retry.maxRetryAfterMs`), then its error. Told as a
+          // block (a React status of 'blocked', not 'loading'), until that latest time.
+          reportTo(onProgress, { state: 'blocked', until: pacer.now() + retry.maxRetryAfterMs });
           if (!(await untilOnline(clock, retry.maxRetryAfterMs, request.signal))) throw error;
           refused = undefined;
           continue;

@@ -134,7 +134,15 @@ export class ProgressReports {
 
 /** A task is starting: the last report its listener gets (nothing to remember after it). */
 export function reportStarted(listener: ((progress: TaskProgress) => void) | undefined): void {
-  if (listener !== undefined) call(listener, STARTED);
+  reportTo(listener, STARTED);
+}
+
+/** Tells `listener` (if any) of `progress`, a throw reported, not thrown (see `call`). */
+export function reportTo(
+  listener: ((progress: TaskProgress) => void) | undefined,
+  progress: TaskProgress,
+): void {
+  if (listener !== undefined) call(listener, progress);
 }
 
 const STARTED: TaskProgress = Object.freeze({ state: 'started' });

@@ -59,9 +59,15 @@ export type TaskProgress =
       readonly startAt: number | undefined;
     }
   | {
-      /** Waiting because the server said so (`blockUntil`, or `observe` with nothing left). */
+      /**
+       * Waiting because the server said so (`blockUntil`, or `observe` with nothing left); from
+       * a paced fetch, also because its send failed while the page said it was offline.
+       */
       readonly state: 'blocked';
-      /** Pacer-clock ms at which the server's block on its key ends. */
+      /**
+       * Pacer-clock ms at which the server's block on its key ends; offline, the latest the
+       * call waits for the network (it goes as soon as the page is online).
+       */
       readonly until: number;
     }
   | { readonly state: 'started' };

@@ -241,6 +241,35 @@ describe('useRateLimitedFetch statuses', () => {
     expect(result.current.response).toBeUndefined();
   });
 
+  it('is blocked while the page is offline, and succeeds once it is online', async () => {
+    const { api } = pacedOnClock({ limits: { limit: 10, windowMs: 1000, algorithm: tokenBucket } });
+    let offline = true;
+    // jsdom's `navigator.onLine` is always true: shadowed on the instance, deleted after.
+    Object.defineProperty(window.navigator, 'onLine', { configurable: true, get: () => !offline });
+    try {
+      let hits = 0;
+      server.use(
+        http.get(`${API}/items`, () => {
+          hits++;
+          return offline ? HttpResponse.error() : HttpResponse.json({ ok: true });
+        }),
+      );
+      const { result } = renderHook(() => useRateLimitedFetch(`${API}/items`, { fetch: api }));
+      // Waiting for the network, at most `retry.maxRetryAfterMs` (a minute): not 'loading'.
+      await settle(() => hits === 1 && result.current.status === 'blocked');
+      expect(result.current.retryAt).toBe(60_000);
+      offline = false;
+      act(() => {
+        window.dispatchEvent(new Event('online'));
+      });
+      await settle(() => result.current.status === 'success');
+      expect(hits).toBe(2);
+      expect(result.current.data).toEqual({ ok: true });
+    } finally {
+      delete (window.navigator as { onLine?: boolean }).onLine;
+    }
+  });
+
   it('ends in error with the RateLimitError of a reject-mode pacer', async () => {
     const { api } = pacedOnClock({ ...oneASecond, mode: 'reject' });
     const backend = itemsApi();
