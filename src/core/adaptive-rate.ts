@@ -135,8 +135,8 @@ export class AdaptiveRate implements Strategy, Admits {
    * (or to what was admitted, if more), not held as the echo of the last cut.
    */
   private provisional = false;
-  /** Whether the first admitted probe doubled the sample's rate (see `answered`). */
-  private reseeded = false;
+  /** Whether the rate is still a burst's read over `SEED_MS`, to double once (see `reseed`). */
+  private burstSeed: boolean;
 
   /**
    * A rate learned at `now`, when the server refused: it starts with a pause of one permit.
@@ -160,6 +160,7 @@ export class AdaptiveRate implements Strategy, Admits {
     refusedPerMs = Number.POSITIVE_INFINITY,
   ) {
     if (!(this.ratePerMs > FLOOR_PER_MS)) this.ratePerMs = FLOOR_PER_MS;
+    this.burstSeed = sample.burst === true;
     this.ceiling = refusedPerMs > 0 ? refusedPerMs : Number.POSITIVE_INFINITY;
     this.stamp = now;
     this.tokens = 0;
@@ -307,13 +308,7 @@ export class AdaptiveRate implements Strategy, Admits {
         this.raises = 0;
         this.ratePerMs = Math.min(this.ratePerMs, this.ceiling) * AIMD.HEADROOM;
       }
-      if (
-        this.sample.burst === true &&
-        !this.admitted &&
-        this.streak < SPENT_STREAK &&
-        !this.sampled &&
-        !this.reseeded
-      ) {
+      if (this.burstSeed && !this.admitted && this.streak < SPENT_STREAK && !this.sampled) {
         this.reseed();
       }
       this.admitted = true;
@@ -332,11 +327,9 @@ export class AdaptiveRate implements Strategy, Admits {
    * `burst=15`, none now, `npm run measure:bare`).
    */
   private reseed(): void {
-    this.reseeded = true;
-    const doubled = this.ratePerMs * 2;
-    const most = this.ceiling * AIMD.HEADROOM;
-    if (doubled < most) this.ratePerMs = doubled;
-    else if (this.ratePerMs < most) this.ratePerMs = most;
+    this.burstSeed = false;
+    const doubled = Math.min(this.ratePerMs * 2, this.ceiling * AIMD.HEADROOM);
+    if (doubled > this.ratePerMs) this.ratePerMs = doubled;
   }
 
   level(now: number): number {

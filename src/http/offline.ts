@@ -1,8 +1,9 @@
 /**
  * The page's word on the network: a call whose send failed while the browser says it is offline
  * waits for the network to come back rather than spend its retries on backoffs that cannot
- * succeed (`createPacedFetch`). TanStack Query pauses its fetches the same way while offline
- * (`networkMode: 'online'`); the outbox (`fetch-pacer/offline`) keeps writes across reloads.
+ * succeed (`createPacedFetch`). TanStack Query pauses its retries the same way while offline
+ * (tanstack.com/query/latest/docs/framework/react/guides/network-mode), without a bound; the
+ * outbox (`fetch-pacer/offline`) keeps writes across reloads.
  */
 import { MAX_DELAY_MS } from '../core/signal.js';
 import type { PacerClock } from '../pacer/options.js';
@@ -12,15 +13,22 @@ interface OnlineEvents {
   removeEventListener(type: 'online', listener: () => void): void;
 }
 
-/** Whether the page says it is offline: only `navigator.onLine === false` (Node has none). */
+/**
+ * Whether the page says it is offline (only `navigator.onLine === false`: Node has none) and
+ * will say when it is back (an `online` event to listen to): without one, waiting would only
+ * run out its bound.
+ */
 export function saysOffline(): boolean {
-  return (globalThis as { navigator?: { onLine?: boolean } }).navigator?.onLine === false;
+  return (
+    (globalThis as { navigator?: { onLine?: boolean } }).navigator?.onLine === false &&
+    typeof (globalThis as Partial<OnlineEvents>).addEventListener === 'function'
+  );
 }
 
 /**
  * Resolves true at the global's `online` event (at once if the page no longer says it is
- * offline, or has no events to wait for), false after `maxMs` on `clock`; rejects with the
- * signal's reason when it aborts. Every listener and the timer are gone once it settles.
+ * offline), false after `maxMs` on `clock`; rejects with the signal's reason when it aborts.
+ * Every listener and the timer are gone once it settles.
  */
 export function untilOnline(
   clock: PacerClock,
@@ -32,13 +40,13 @@ export function untilOnline(
       reject(signal.reason);
       return;
     }
-    const host = globalThis as Partial<OnlineEvents>;
-    if (!saysOffline() || typeof host.addEventListener !== 'function') {
+    if (!saysOffline()) {
       resolve(true);
       return;
     }
+    const host = globalThis as unknown as OnlineEvents;
     const settle = (online: boolean | undefined) => {
-      host.removeEventListener?.('online', onOnline);
+      host.removeEventListener('online', onOnline);
       signal.removeEventListener('abort', onAbort);
       clock.clearTimeout(timer);
       if (online === undefined) reject(signal.reason);

@@ -210,11 +210,13 @@ export function mayRetry(
  * the page said why, so no retry of `limit` is spent: only `maxAttempts` bounds it.
  */
 export function mayRetryOffline(retry: ResolvedRetry, method: string, attempt: number): boolean {
-  return attempt + 1 < retry.maxAttempts && retry.methods.has(method.toUpperCase());
+  return mayRetry(retry, OFFLINE_FAILURE, method, attempt, 0);
 }
 
 /** A network error as the retry loop sees it: unexplained, and maybe processed by the server. */
 const NETWORK_FAILURE = { explained: false, unprocessed: false } as Refusal;
+/** One while the page said it was offline: explained (no retry of `limit` spent). */
+const OFFLINE_FAILURE = { explained: true, unprocessed: false } as Refusal;
 
 /**
  * The backoff before sending again a request of `method` that was sent and failed with `error`,
