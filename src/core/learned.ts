@@ -55,6 +55,14 @@ export class WithLearned implements Strategy {
    */
   admitted = 0;
   firstAdmittedAt = Number.NEGATIVE_INFINITY;
+  /**
+   * Requests the server admitted of those sent since the first of a run of refusals with a
+   * wait (each within `RATE_WINDOW_MS` of the last, see refusals.ts), and when the first of
+   * them was sent: what a server kept busy serves, echoes and all (see `servedPerMs`).
+   */
+  busyAdmitted = 0;
+  busySince = Number.POSITIVE_INFINITY;
+  busyFrom = Number.POSITIVE_INFINITY;
   /** When the last refusal that taught something came: answers to requests sent before it are echoes. */
   lastRefusalAt = Number.NEGATIVE_INFINITY;
   /**

@@ -69,7 +69,13 @@ export function applySignal(
     case 'answered': {
       const state = states.stateOf(key);
       const sentAt = signal.sentAt ?? now;
-      if (state instanceof WithLearned) state.admittedAt = now;
+      if (state instanceof WithLearned) {
+        state.admittedAt = now;
+        if (sentAt >= state.busySince) {
+          state.busyAdmitted++;
+          if (sentAt < state.busyFrom) state.busyFrom = sentAt;
+        }
+      }
       if (
         state instanceof WithLearned &&
         sentAt >= state.sampleFrom &&

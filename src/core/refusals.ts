@@ -49,6 +49,7 @@ export function refused(
     learning.firstAdmittedAt = Number.NEGATIVE_INFINITY;
     // A request sent the instant the last refusal came knew nothing of it either.
     const afterLast = sentAt > learning.lastRefusalAt;
+    const servedPerMs = servedWhileBusy(learning, now, wait);
     learning.lastRefusalAt = now;
     learning.sampleFrom = Number.POSITIVE_INFINITY;
     if (learning.confirmed) {
@@ -124,8 +125,16 @@ export function refused(
         admitted > 0 &&
         wait < policy.windowMs
       ) {
-        const cutPerMs =
+        let cutPerMs =
           floorPerMs !== undefined && floorPerMs < taught ? floorPerMs : taught * AIMD.CUT;
+        // Not below what the server served while refusing (a bucket kept busy admits its rate):
+        // cut in turn from a slow start's burst read as a rate three times the server's, the
+        // key landed anywhere from 0.7 of its rate to the rate, and grew back by a twentieth a
+        // second (a GCRA saying `X-Retry-In`, through 5-60 ms of jitter: 0.81x after two
+        // windows in one seed, 0.87x in another; and a refusal after two windows without any).
+        if (servedPerMs !== undefined && servedPerMs > cutPerMs) {
+          cutPerMs = Math.min(servedPerMs, taught * AIMD.RECUT);
+        }
         paceAt(states, key, now, 1, 1 / Math.max(cutPerMs, 1 / AIMD.FLOOR_MS));
       }
     }
@@ -179,6 +188,27 @@ export function refused(
     policy: { limit: 1, windowMs: 1 / ratePerMs, source: 'rate' },
     openedAt: Number.NEGATIVE_INFINITY,
   };
+}
+
+/**
+ * What the server admitted of the key's requests sent since the first of this run of refusals
+ * with an exact wait (each within `RATE_WINDOW_MS` of the last), per ms until this one's wait
+ * ends: a server that keeps refusing is busy, and what it admits meanwhile is its rate (a
+ * bucket's refill, a window's limit). Counted from every answer, unlike a sample's (whose
+ * requests were all sent after the last refusal: between refusals a tenth of a second apart,
+ * one or two). Undefined before the run admitted `MIN_SAMPLE`, and for a whole-second wait,
+ * whose end is not known. Starts a new run if the last refusal was longer ago.
+ */
+function servedWhileBusy(learning: WithLearned, now: number, wait: number): number | undefined {
+  if (now - learning.lastRefusalAt > RATE_WINDOW_MS) {
+    learning.busySince = now;
+    learning.busyAdmitted = 0;
+    learning.busyFrom = Number.POSITIVE_INFINITY;
+    return undefined;
+  }
+  return learning.busyAdmitted >= MIN_SAMPLE && !inWholeSeconds(wait)
+    ? learning.busyAdmitted / (now + wait - learning.busyFrom)
+    : undefined;
 }
 
 /**

@@ -584,6 +584,34 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     expect(learned?.windowMs).toBeCloseTo(1_000, 6);
   });
 
+  it('cuts no lower than what the server admitted while it kept refusing (a busy bucket admits its rate)', () => {
+    const { clock, limiter } = setup(OWN);
+    limiter.feedback.observe('api', { kind: 'start' });
+    for (let i = 0; i < 10; i++)
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: i * 50 });
+    clock.set(500);
+    // Taught 10 per second; the run of refusals starts here.
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 500, sentAt: 500 });
+    for (const sentAt of [1_000, 1_100])
+      limiter.feedback.observe('api', { kind: 'answered', sentAt });
+    clock.set(1_250);
+    // Two admitted between: cut to 0.7, counted over a second (7 permits).
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 40, sentAt: 1_200 });
+    expect(limiter.policyOf('api').learned).toMatchObject({ limit: 7, source: 'rate' });
+    // The answer of a request sent before that refusal is no sample's (an echo's time), yet the
+    // server admitted it: five since the run began, sent from 1,000, over 550 ms to this wait's end.
+    for (const sentAt of [1_150, 1_300, 1_400]) {
+      limiter.feedback.observe('api', { kind: 'answered', sentAt });
+    }
+    clock.set(1_500);
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 50, sentAt: 1_450 });
+    // Not 0.7 of 7 per second (4.9, counted as 5 per 1,020 ms): 5 / 550 ms is faster than the
+    // rate refused, so RECUT of it, 6.3 per second (7 per 1,111 ms).
+    const learned = limiter.policyOf('api').learned;
+    expect(learned).toMatchObject({ limit: 7, source: 'rate' });
+    expect(learned?.windowMs).toBeCloseTo(7_000 / 6.3, 6);
+  });
+
   it('keeps a taught rate refused with nothing admitted since, or with a wait of a window', () => {
     // Nothing admitted: the server has not freed up (another client), the rate says nothing.
     expect(taughtThenRefused(0, 40).learned).toEqual({
