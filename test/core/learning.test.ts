@@ -558,15 +558,20 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     expect(after?.windowMs).toBeLessThan(1_000 / 1.1);
   });
 
-  /** A key taught 10 per 1 s by a refusal with a wait, then refused again at 1,500 ms. */
-  function taughtThenRefused(admittedBetween: number, retryAfterMs: number) {
+  /** A key taught 10 per 1 s at 500 ms by a refusal with a wait (10 admitted over 500 ms). */
+  function taughtTenPerSecond() {
     const { clock, limiter } = setup(OWN);
     limiter.feedback.observe('api', { kind: 'start' });
     for (let i = 0; i < 10; i++)
       limiter.feedback.observe('api', { kind: 'answered', sentAt: i * 50 });
     clock.set(500);
     limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 500, sentAt: 500 });
-    const taught = limiter.policyOf('api').learned;
+    return { clock, limiter, taught: limiter.policyOf('api').learned };
+  }
+
+  /** A key taught 10 per 1 s, then refused again at 1,500 ms. */
+  function taughtThenRefused(admittedBetween: number, retryAfterMs: number) {
+    const { clock, limiter, taught } = taughtTenPerSecond();
     for (let i = 0; i < admittedBetween; i++) {
       limiter.feedback.observe('api', { kind: 'answered', sentAt: 1_000 + i * 100 });
     }
@@ -585,13 +590,8 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
   });
 
   it('cuts no lower than what the server admitted while it kept refusing (a busy bucket admits its rate)', () => {
-    const { clock, limiter } = setup(OWN);
-    limiter.feedback.observe('api', { kind: 'start' });
-    for (let i = 0; i < 10; i++)
-      limiter.feedback.observe('api', { kind: 'answered', sentAt: i * 50 });
-    clock.set(500);
-    // Taught 10 per second; the run of refusals starts here.
-    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 500, sentAt: 500 });
+    // The run of refusals starts with the one that taught the rate.
+    const { clock, limiter } = taughtTenPerSecond();
     for (const sentAt of [1_000, 1_100])
       limiter.feedback.observe('api', { kind: 'answered', sentAt });
     clock.set(1_250);
