@@ -58,7 +58,7 @@ export class WithLearned implements Strategy {
   /**
    * Requests the server admitted of those sent since the first of a run of refusals with a
    * wait (each within `RATE_WINDOW_MS` of the last, see refusals.ts), and when the first of
-   * them was sent: what a server kept busy serves, echoes and all (see `servedPerMs`).
+   * them was sent: what a server kept busy serves, echoes and all (see `servedWhileBusy`).
    */
   busyAdmitted = 0;
   busySince = Number.POSITIVE_INFINITY;

@@ -37,8 +37,9 @@ const SERVER_JITTER_MS = 250;
  * record delayed more than the next one's makes that next one look early by the difference.
  * Several starts of one flush share its clock reading and are recorded one after another, so
  * that hop varies by up to a fraction of a ms on this loaded machine (0.01 ms was exceeded once
- * in about ten CI runs), and by more under load: each start of a flush calls `fetch` before the
- * next is recorded, so the last of a burst of 20 trails its permit by 20 such calls (1 ms was
+ * in about ten CI runs), and by more under load: the pacer starts a flush's tasks one after
+ * another (lifecycle.ts `start`), each task's `fetch` call before the next start is reported, so
+ * the last of a burst of 20 is recorded after the 19 calls before it (1 ms was
  * exceeded once, a `.ci/run` beside property tests on the same two cores). 10 ms is a fifth of
  * a permit at 20 per second: an early start of the pacer's own (a permit refilled early, one
  * given twice) is a whole permit's 50 ms on some start.
