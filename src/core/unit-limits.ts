@@ -84,10 +84,15 @@ function decideUnits(
 
 /**
  * The real cost of a request of `key` is known (an LLM answer's `usage`): charges `delta` more
- * in each unit it names, or gives it back where negative (see `Units.adjust`). For keys with
- * limits per unit.
+ * in each unit it names, or gives it back where negative (see `Units.adjust`; `since`: when the
+ * reserve was taken, on the limiter's clock). For keys with limits per unit.
  */
-export function adjustUnits(limiter: KeyedLimiter, key: string, delta: UnitCosts): void {
+export function adjustUnits(
+  limiter: KeyedLimiter,
+  key: string,
+  delta: UnitCosts,
+  since?: number,
+): void {
   assertKey(key);
   const { units } = limiter.compiled(key);
   if (units === undefined) throw noUnitsError(key, 'delta');
@@ -95,7 +100,7 @@ export function adjustUnits(limiter: KeyedLimiter, key: string, delta: UnitCosts
   // A give-back to a key at rest (no state) changes nothing.
   if (limiter.stateOf(key) === undefined && amounts.every((amount) => amount <= 0)) return;
   const state = limiter.stateFor(key, limiter.now());
-  if (state instanceof Units) state.adjust(limiter.now(), amounts);
+  if (state instanceof Units) state.adjust(limiter.now(), amounts, since);
 }
 
 /** Each unit of `key` (limits per unit only, else undefined): level, capacity, learned. */

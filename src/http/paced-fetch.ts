@@ -418,7 +418,7 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
       if (refusal === undefined) {
         if (actualCostOf !== undefined) {
-          adjustToActual(pacer, key, cost ?? 1, actualCostOf, response, request);
+          adjustToActual(pacer, key, cost ?? 1, actualCostOf, response, request, sentAt);
         }
         return response;
       }

@@ -53,7 +53,8 @@ export function applyUnitQuotas(
  * Calls `actualCost` with a clone of `response` (taken now, before the caller reads the body) and
  * charges or gives back the difference from the `estimate` the request was paced on, whenever
  * its answer comes (a stream's usage arrives at its end), without holding anything up. A hook
- * that throws or rejects is reported, and the estimate stands.
+ * that throws or rejects is reported, and the estimate stands. `sentAt`: `pacer.now()` when the
+ * request was sent (its reserve taken).
  */
 export function adjustToActual(
   pacer: Pacer,
@@ -62,6 +63,7 @@ export function adjustToActual(
   actualCost: ActualCost,
   response: Response,
   request: Request,
+  sentAt: number,
 ): void {
   const copy = response.clone();
   Promise.resolve()
@@ -69,7 +71,7 @@ export function adjustToActual(
     .then((actual) => {
       if (actual === undefined) return;
       const delta = differenceOf(actual, estimate);
-      if (delta !== undefined) pacer.adjust(key, delta);
+      if (delta !== undefined) pacer.adjust(key, delta, sentAt);
     })
     .catch(reportListenerError);
 }

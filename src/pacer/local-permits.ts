@@ -185,8 +185,8 @@ export class LocalPermits implements Permits {
 
   blockUntil(_key: string, _until: number): void {}
 
-  adjust(key: string, delta: UnitCosts): void {
-    adjustUnits(this.core.limiter, key, delta);
+  adjust(key: string, delta: UnitCosts, since?: number): void {
+    adjustUnits(this.core.limiter, key, delta, since);
   }
 
   projectUnits(

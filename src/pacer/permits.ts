@@ -36,8 +36,11 @@ export interface Permits {
   /** The server's word: the limiter has it already; a store hears it too. */
   observe(key: string, signal: ServerSignal): void;
   blockUntil(key: string, until: number): void;
-  /** `pacer.adjust`: the key's limits per unit are charged or given back `delta` (checked here). */
-  adjust(key: string, delta: UnitCosts): void;
+  /**
+   * `pacer.adjust`: the key's limits per unit are charged or given back `delta` (checked here),
+   * for a reserve taken at pacer-clock `since` if known.
+   */
+  adjust(key: string, delta: UnitCosts, since?: number): void;
   /**
    * For a key with limits per unit: when a task of `own` amounts would get them behind the
    * `ahead` amounts of the tasks before it (see `projectUnits`), for `onProgress`. Absent

@@ -4,7 +4,7 @@ import type { Cost, UnitCosts } from '../core/units.js';
 import type { ServerSignal } from '../core/limiter.js';
 import { createPacerLimiter, type PacerLimiter } from '../core/pacer-limiter.js';
 import { unitsOf } from '../core/unit-limits.js';
-import { assertPositiveInteger } from '../core/validate.js';
+import { assertFiniteNumber, assertPositiveInteger } from '../core/validate.js';
 import { onAbort } from './abort.js';
 import { PacerDisposedError, RateLimitError } from './errors.js';
 import { LocalPermits } from './local-permits.js';
@@ -186,10 +186,11 @@ export class Scheduler implements SchedulerCore, TaskEvents {
     this.retime(key);
   }
 
-  adjust(key: string, delta: UnitCosts): void {
+  adjust(key: string, delta: UnitCosts, since?: number): void {
     if (this.disposed) throw new PacerDisposedError();
     assertKey(key);
-    this.permits.adjust(key, delta);
+    if (since !== undefined) assertFiniteNumber('since', since);
+    this.permits.adjust(key, delta, since);
     this.retime(key);
   }
 

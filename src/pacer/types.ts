@@ -167,8 +167,14 @@ export interface Pacer {
    * give-back never raises a unit above its capacity; a charge beyond what a unit holds is paid
    * as its permits come back. For limits per unit; with a store, every client of the store
    * sees it (`Store.adjust`).
+   *
+   * `since` is `pacer.now()` when the task started (its reserve was taken): a give-back is then
+   * at most the least room the unit had to its capacity since, as a server's bucket that filled
+   * up meanwhile has absorbed the over-charge (the paced fetch passes it). Without it, a
+   * give-back is credited up to the room the unit has now, which can put the pacer ahead of the
+   * server by what it absorbed. A store's units (`Store.adjust`) credit without it.
    */
-  adjust(key: string, delta: UnitCosts): void;
+  adjust(key: string, delta: UnitCosts, since?: number): void;
   /** No task starts until `resume()`; queued tasks keep their place. Clears the timer. */
   pause(): void;
   resume(): void;

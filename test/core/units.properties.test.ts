@@ -90,13 +90,14 @@ describe('limits per unit (properties)', () => {
       fc.property(aLimits, fc.array(aRequest, { maxLength: 60 }), (limits, requests) => {
         const { clock, limiter } = limiterOf(limits);
         const server = referenceServer(limits);
-        const answers: { at: number; delta: Record<string, number> }[] = [];
+        const answers: { at: number; since: number; delta: Record<string, number> }[] = [];
         for (const request of requests) {
           clock.advance(request.gapMs);
           // Give back the reserves of the answers that came by now.
           answers.sort((a, b) => a.at - b.at);
           while (answers.length > 0 && (answers[0]?.at as number) <= clock.now()) {
-            adjustUnits(limiter, 'k', answers.shift()?.delta ?? {});
+            const answer = answers.shift() as (typeof answers)[number];
+            adjustUnits(limiter, 'k', answer.delta, answer.since);
           }
           const real = {
             requests: 1,
@@ -113,6 +114,7 @@ describe('limits per unit (properties)', () => {
           expect(server.admit(clock.now(), real)).toBe(true);
           answers.push({
             at: clock.now() + request.answerMs,
+            since: clock.now(),
             delta: { tokens: real.tokens - reserve.tokens, output: real.output - reserve.output },
           });
         }

@@ -198,6 +198,33 @@ describe('adjusting a cost after the answer', () => {
     expect(limiter.peek('a', { tokens: 1 }).allowed).toBe(false);
   });
 
+  it('gives back no more than the unit could not refill since the reserve', () => {
+    // A server's bucket charged the real 200 tokens at 0, ours the reserve of 1,000: ours is
+    // 800 behind, until the server's fills up (at 100 ms) and its refill is capped: at 200 ms
+    // ours is at 1,400, the server's at 2,000, only 600 apart.
+    const { clock, limiter } = setup(llm);
+    limiter.tryAcquire('a', { requests: 1, tokens: 1_000 });
+    clock.advance(200);
+    limiter.tryAcquire('a', { requests: 1, tokens: 1_000 }); // the server's: 1,000 left, ours 400
+    adjustUnits(limiter, 'a', { tokens: -800 }, 0);
+    // Only the 600 ours lacked of its capacity at the second request are owed, not 800.
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_000);
+
+    // A bucket that filled up since the reserve owes nothing back.
+    clock.advance(1_000);
+    limiter.tryAcquire('a', { requests: 1, tokens: 1_000 }); // at 1,200 ms, full before it
+    clock.advance(600); // full again by 1,700 ms
+    limiter.tryAcquire('a', { requests: 1, tokens: 1_500 });
+    adjustUnits(limiter, 'a', { tokens: -500 }, 1_200);
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(500);
+    // A reserve taken after the last time it was full is given back whole (without `since`
+    // too: then up to the room the unit has now).
+    adjustUnits(limiter, 'a', { tokens: -300 }, 1_800);
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(800);
+    adjustUnits(limiter, 'a', { tokens: -300 });
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_100);
+  });
+
   it('charges more as a debt that holds the unit until it is paid', () => {
     const { clock, limiter } = setup(llm);
     limiter.tryAcquire('a', { requests: 1, tokens: 1_500 });

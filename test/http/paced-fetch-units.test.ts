@@ -314,6 +314,43 @@ describe('adjusting to the actual cost', () => {
     expect(inspect()).toBe(800);
   });
 
+  it('gives back nothing a bucket absorbed while the answer streamed', async () => {
+    // The server charged the real 200 tokens at the send and was full again 200 ms later: by
+    // the time the stream ends, the 800 reserved beyond them are long absorbed (ours filled up
+    // at 1 s, then a second call took it all), so crediting them would put us ahead of it.
+    const clock = createManualClock();
+    let end: () => void = () => {};
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('data: {"usage":{"total_tokens":200}}\n\n'));
+        end = () => controller.close();
+      },
+    });
+    let calls = 0;
+    const pacedFetch = createPacedFetch({
+      limits: { requests: perSecond(10), tokens: perSecond(1_000) },
+      clock,
+      cost: () => ({ requests: 1, tokens: 1_000 }),
+      fetch: async () =>
+        calls++ === 0 ? new Response(stream) : new Response('{"usage":{"total_tokens":1000}}'),
+      actualCost: async (response) => {
+        const usage = /"total_tokens":(\d+)/.exec(await response.text());
+        return usage ? { tokens: Number(usage[1]) } : undefined;
+      },
+    });
+    const streamed = await pacedFetch(`${LLM_ORIGIN}/v1/chat`);
+    await clock.advanceAsync(1_000);
+    await (await pacedFetch(`${LLM_ORIGIN}/v1/chat`)).text();
+    const inspect = () => pacedFetch.pacer.inspect(LLM_ORIGIN).units?.['tokens']?.level;
+    expect(inspect()).toBe(0);
+    end();
+    await streamed.text();
+    await clock.advanceAsync(0);
+    expect(inspect()).toBe(0);
+    await clock.advanceAsync(100);
+    expect(inspect()).toBe(100);
+  });
+
   it('reports a throwing hook and keeps the estimate', async () => {
     const clock = createManualClock();
     const errors: unknown[] = [];

@@ -91,6 +91,9 @@ describe('a pacer with limits per unit', () => {
       '[fetch-pacer] Expected `cost.tokens` to be an integer >= 0, got `-1` (number)',
     );
     expect(() => pacer.adjust('default', { tokens: Number.NaN })).toThrow(/`delta.tokens`/);
+    expect(() => pacer.adjust('default', { tokens: -1 }, Number.NaN)).toThrow(
+      '[fetch-pacer] Expected `since` to be a finite number, got `NaN` (number)',
+    );
   });
 });
 

@@ -27,12 +27,15 @@ export class Units implements Strategy {
   readonly #credit: number[];
   /** Per unit counted until the answer (`UnitPolicy.untilAnswer`): permits taken, not answered. */
   readonly #open: number[];
+  /** Per unit: its least room to capacity since each charge (see `LowRoom`). */
+  readonly #low: LowRoom[];
 
   constructor(readonly units: readonly UnitPolicy[]) {
     this.parts = units.map((unit) => unit.compiled.create());
     this.#debt = units.map(() => 0);
     this.#credit = units.map(() => 0);
     this.#open = units.map(() => 0);
+    this.#low = units.map(() => new LowRoom());
   }
 
   get capacity(): number {
@@ -70,17 +73,23 @@ export class Units implements Strategy {
 
   /**
    * The real cost is known: charge `amounts` more (positive) or give them back (negative), one
-   * per unit. Applied at once; a charge beyond what a unit holds now is its debt.
+   * per unit. Applied at once; a charge beyond what a unit holds now is its debt. With `since`
+   * (when the reserve was taken), a give-back is at most the least room the unit had to its
+   * capacity since then: a token bucket that filled up meanwhile has absorbed the over-charge
+   * (its refill was capped), as the server's did, and crediting it again would put this limiter
+   * ahead of the server. Without it, a give-back is credited up to the room the unit has now.
    */
-  adjust(now: number, amounts: readonly number[]): void {
+  adjust(now: number, amounts: readonly number[], since?: number): void {
     for (let i = 0; i < this.parts.length; i++) {
       const amount = amounts[i] ?? 0;
       if (amount > 0) this.charge(i, now, amount);
       else if (amount < 0) {
+        const low = since === undefined ? -amount : (this.#low[i] as LowRoom).since(since);
+        const given = low < -amount ? low : -amount;
         const debt = this.#debt[i] as number;
-        const cancelled = debt < -amount ? debt : -amount;
+        const cancelled = debt < given ? debt : given;
         this.#debt[i] = debt - cancelled;
-        const back = -amount - cancelled;
+        const back = given - cancelled;
         const room = roomOf(this.parts[i] as Strategy, now);
         if (back > 0 && room > 0) {
           const credit = this.creditAt(i, now) + back;
@@ -167,7 +176,10 @@ export class Units implements Strategy {
     if (index < 0) return;
     const room = remaining - (this.parts[index] as Strategy).level(now);
     const credit = this.#credit[index] as number;
-    this.#credit[index] = room <= 0 ? 0 : credit < room ? credit : room;
+    const kept = room <= 0 ? 0 : credit < room ? credit : room;
+    this.#credit[index] = kept;
+    // No reserve taken before this count can be given back past it.
+    (this.#low[index] as LowRoom).note(now, room > kept ? room - kept : 0);
   }
 
   private mainOnly(cost: number): number[] {
@@ -207,6 +219,7 @@ export class Units implements Strategy {
       this.#open[index] = (this.#open[index] as number) + amount;
       return;
     }
+    this.noteRoom(index, now);
     const credit = this.creditAt(index, now);
     const used = credit < amount ? credit : amount;
     this.#credit[index] = credit - used;
@@ -215,6 +228,7 @@ export class Units implements Strategy {
 
   /** Charges `amount` to unit `index` now: given-back credit first, then its state or debt. */
   private charge(index: number, now: number, amount: number): void {
+    this.noteRoom(index, now);
     const credit = this.creditAt(index, now);
     const cancelled = credit < amount ? credit : amount;
     this.#credit[index] = credit - cancelled;
@@ -229,7 +243,14 @@ export class Units implements Strategy {
     const part = this.parts[index] as Strategy;
     const held = whole(part.level(now));
     const paid = held < debt ? held : debt;
+    if (paid > 0) this.noteRoom(index, now);
     if (paid > 0 && part.tryAcquire(now, paid).allowed) this.#debt[index] = debt - paid;
+  }
+
+  /** Keeps the room unit `index` has now, before a charge (see `LowRoom`). */
+  private noteRoom(index: number, now: number): void {
+    const room = roomOf(this.parts[index] as Strategy, now) - this.creditAt(index, now);
+    (this.#low[index] as LowRoom).note(now, room);
   }
 
   /**
@@ -261,4 +282,34 @@ function roomOf(part: Strategy, now: number): number {
     return 0;
   }
   return capacity - part.level(now);
+}
+
+/** How many moments a `LowRoom` keeps apart (more merge, crediting less). */
+const LOW_ROOMS = 8;
+
+/**
+ * The least room to capacity a unit had since a given time, for give-backs (`Units.adjust`).
+ * Between charges a bucket only fills, so over any span its least room is just before one of
+ * its charges, or now: each charge notes it. Kept as a short list whose rooms rise with time (a
+ * later, lower room hides every earlier one); past `LOW_ROOMS` the two oldest merge into the
+ * later time with the lower room, which can only credit less.
+ */
+class LowRoom {
+  /** [time, room] pairs, both rising. */
+  readonly #notes: [number, number][] = [];
+
+  note(at: number, room: number): void {
+    const notes = this.#notes;
+    while ((notes[notes.length - 1]?.[1] ?? -1) >= room) notes.pop();
+    notes.push([at, room]);
+    if (notes.length > LOW_ROOMS) {
+      const oldest = notes.shift() as [number, number];
+      (notes[0] as [number, number])[1] = oldest[1];
+    }
+  }
+
+  /** The least room noted after `at` (a charge at `at` itself came before what it reserved). */
+  since(at: number): number {
+    return this.#notes.find((note) => note[0] > at)?.[1] ?? Number.POSITIVE_INFINITY;
+  }
 }
