@@ -20,7 +20,7 @@ export {
   type RateLimiterOptions,
   type ServerSignal,
 } from './core/limiter.js';
-export type { Cost, UnitCosts, UnitInspection, UnitLimits } from './core/units.js';
+export type { Cost, ReserveTimes, UnitCosts, UnitInspection, UnitLimits } from './core/units.js';
 export type { ActualCost } from './http/unit-costs.js';
 export {
   type Algorithm,

@@ -9,6 +9,7 @@ import {
   compileUnits,
   inspectUnits,
   noUnitsError,
+  type ReserveTimes,
   type UnitCosts,
   type UnitInspection,
   type UnitLimits,
@@ -84,14 +85,14 @@ function decideUnits(
 
 /**
  * The real cost of a request of `key` is known (an LLM answer's `usage`): charges `delta` more
- * in each unit it names, or gives it back where negative (see `Units.adjust`; `since`: when the
- * reserve was taken, on the limiter's clock). For keys with limits per unit.
+ * in each unit it names, or gives it back where negative (see `Units.adjust`: `reserved` says
+ * when the reserve was charged, on the limiter's clock). For keys with limits per unit.
  */
 export function adjustUnits(
   limiter: KeyedLimiter,
   key: string,
   delta: UnitCosts,
-  since?: number,
+  reserved?: ReserveTimes,
 ): void {
   assertKey(key);
   const { units } = limiter.compiled(key);
@@ -100,7 +101,7 @@ export function adjustUnits(
   // A give-back to a key at rest (no state) changes nothing.
   if (limiter.stateOf(key) === undefined && amounts.every((amount) => amount <= 0)) return;
   const state = limiter.stateFor(key, limiter.now());
-  if (state instanceof Units) state.adjust(limiter.now(), amounts, since);
+  if (state instanceof Units) state.adjust(limiter.now(), amounts, reserved);
 }
 
 /** Each unit of `key` (limits per unit only, else undefined): level, capacity, learned. */

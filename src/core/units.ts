@@ -22,6 +22,16 @@ export type UnitLimits = { readonly [unit: string]: Policy | readonly Policy[] }
 /** A request's cost in the units of its key's limits (`{ requests: 1, tokens: 812 }`); 0 if left out. */
 export type UnitCosts = { readonly [unit: string]: number };
 
+/**
+ * When a task's reserve was charged, for a give-back of it (`pacer.adjust`), on the pacer's
+ * clock: `startedAt` its start (a unit counted from the start), `answeredAt` when its answer
+ * came (a unit counted until the answer, `arrival-safe`, is charged then; now if left out).
+ */
+export interface ReserveTimes {
+  readonly startedAt: number;
+  readonly answeredAt?: number;
+}
+
 /** A cost: permits of a key's main unit, or an amount in each of its units. */
 export type Cost = number | UnitCosts;
 

@@ -399,7 +399,8 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
         refused = undefined;
         continue;
       }
-      // The task resolved, so it heard the headers.
+      // The task resolved, so it heard the headers, and its permits are answered.
+      const answeredAt = pacer.now();
       const answer = await answerOf(response, outcome.heard as Heard);
       const refusal = applyServerAnswer(
         pacer,
@@ -418,7 +419,10 @@ export function createPacedFetch(options: PacedFetchOptions = {}): PacedFetch {
       if (readRateLimitHeaders) applyUnitQuotas(pacer, key, answer?.units, learning);
       if (refusal === undefined) {
         if (actualCostOf !== undefined) {
-          adjustToActual(pacer, key, cost ?? 1, actualCostOf, response, request, sentAt);
+          adjustToActual(pacer, key, cost ?? 1, actualCostOf, response, request, {
+            startedAt: sentAt,
+            answeredAt,
+          });
         }
         return response;
       }

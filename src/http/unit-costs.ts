@@ -3,7 +3,7 @@
  * signals in their unit, and a request's estimate adjusted to its real cost once its answer
  * tells it.
  */
-import type { Cost, UnitCosts } from '../core/units.js';
+import type { Cost, ReserveTimes, UnitCosts } from '../core/units.js';
 import { reportListenerError } from '../pacer/progress.js';
 import type { Pacer } from '../pacer/types.js';
 import { signalOf } from './probes.js';
@@ -53,8 +53,8 @@ export function applyUnitQuotas(
  * Calls `actualCost` with a clone of `response` (taken now, before the caller reads the body) and
  * charges or gives back the difference from the `estimate` the request was paced on, whenever
  * its answer comes (a stream's usage arrives at its end), without holding anything up. A hook
- * that throws or rejects is reported, and the estimate stands. `sentAt`: `pacer.now()` when the
- * request was sent (its reserve taken).
+ * that throws or rejects is reported, and the estimate stands. `reserved`: when the request was
+ * sent and answered (`pacer.now()`), so a give-back a bucket absorbed since is not credited.
  */
 export function adjustToActual(
   pacer: Pacer,
@@ -63,7 +63,7 @@ export function adjustToActual(
   actualCost: ActualCost,
   response: Response,
   request: Request,
-  sentAt: number,
+  reserved: ReserveTimes,
 ): void {
   const copy = response.clone();
   Promise.resolve()
@@ -71,7 +71,7 @@ export function adjustToActual(
     .then((actual) => {
       if (actual === undefined) return;
       const delta = differenceOf(actual, estimate);
-      if (delta !== undefined) pacer.adjust(key, delta, sentAt);
+      if (delta !== undefined) pacer.adjust(key, delta, reserved);
     })
     .catch(reportListenerError);
 }

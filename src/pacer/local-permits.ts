@@ -1,7 +1,7 @@
 import type { Decision } from '../core/decision.js';
 import { adjustUnits } from '../core/unit-limits.js';
 import type { ServerSignal } from '../core/signal.js';
-import type { Cost, UnitCosts, UnitInspection } from '../core/units.js';
+import type { Cost, ReserveTimes, UnitCosts, UnitInspection } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
 import { type Permits, type SchedulerCore, settleAtEnd } from './permits.js';
 import { denyBehind, inspectKey, project, projectUnits } from './projection.js';
@@ -185,8 +185,8 @@ export class LocalPermits implements Permits {
 
   blockUntil(_key: string, _until: number): void {}
 
-  adjust(key: string, delta: UnitCosts, since?: number): void {
-    adjustUnits(this.core.limiter, key, delta, since);
+  adjust(key: string, delta: UnitCosts, reserved?: ReserveTimes): void {
+    adjustUnits(this.core.limiter, key, delta, reserved);
   }
 
   projectUnits(

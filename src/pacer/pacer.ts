@@ -31,7 +31,7 @@ export function createPacer(options: PacerOptions): Pacer {
     now: () => scheduler.now(),
     blockUntil: (key, until) => scheduler.blockUntil(key, until),
     observe: (key, quota) => scheduler.observe(key, quota),
-    adjust: (key, delta, since) => scheduler.adjust(key, delta, since),
+    adjust: (key, delta, reserved) => scheduler.adjust(key, delta, reserved),
     pause: () => scheduler.pause(),
     resume: () => scheduler.resume(),
     onIdle: () => scheduler.onIdle(),

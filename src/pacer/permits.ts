@@ -2,7 +2,7 @@ import type { Ticker } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
 import type { PacerLimiter } from '../core/pacer-limiter.js';
 import type { ServerSignal } from '../core/signal.js';
-import type { Cost, UnitCosts, UnitInspection } from '../core/units.js';
+import type { Cost, ReserveTimes, UnitCosts, UnitInspection } from '../core/units.js';
 import type { RateLimitError } from './errors.js';
 import type { ResolvedPacerOptions } from './options.js';
 import type { Store } from './store-contract.js';
@@ -38,9 +38,9 @@ export interface Permits {
   blockUntil(key: string, until: number): void;
   /**
    * `pacer.adjust`: the key's limits per unit are charged or given back `delta` (checked here),
-   * for a reserve taken at pacer-clock `since` if known.
+   * for a reserve charged at the `reserved` times if known.
    */
-  adjust(key: string, delta: UnitCosts, since?: number): void;
+  adjust(key: string, delta: UnitCosts, reserved?: ReserveTimes): void;
   /**
    * For a key with limits per unit: when a task of `own` amounts would get them behind the
    * `ahead` amounts of the tasks before it (see `projectUnits`), for `onProgress`. Absent

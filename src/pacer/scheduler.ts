@@ -1,6 +1,6 @@
 import { MonotonicClock } from '../core/clock.js';
 import type { Decision } from '../core/decision.js';
-import type { Cost, UnitCosts } from '../core/units.js';
+import type { Cost, ReserveTimes, UnitCosts } from '../core/units.js';
 import type { ServerSignal } from '../core/limiter.js';
 import { createPacerLimiter, type PacerLimiter } from '../core/pacer-limiter.js';
 import { unitsOf } from '../core/unit-limits.js';
@@ -186,11 +186,15 @@ export class Scheduler implements SchedulerCore, TaskEvents {
     this.retime(key);
   }
 
-  adjust(key: string, delta: UnitCosts, since?: number): void {
+  adjust(key: string, delta: UnitCosts, reserved?: ReserveTimes): void {
     if (this.disposed) throw new PacerDisposedError();
     assertKey(key);
-    if (since !== undefined) assertFiniteNumber('since', since);
-    this.permits.adjust(key, delta, since);
+    if (reserved !== undefined) {
+      assertFiniteNumber('reserved.startedAt', reserved?.startedAt);
+      const { answeredAt } = reserved;
+      if (answeredAt !== undefined) assertFiniteNumber('reserved.answeredAt', answeredAt);
+    }
+    this.permits.adjust(key, delta, reserved);
     this.retime(key);
   }
 

@@ -1,7 +1,7 @@
 import type { Decision } from '../core/decision.js';
 import type { LearnedPolicy } from '../core/learned.js';
 import type { ServerSignal } from '../core/signal.js';
-import type { UnitCosts, UnitInspection } from '../core/units.js';
+import type { ReserveTimes, UnitCosts, UnitInspection } from '../core/units.js';
 
 /** Where and how a task is paced. Every field may be left out (or passed as `undefined`). */
 export interface ScheduleOptions {
@@ -168,13 +168,14 @@ export interface Pacer {
    * as its permits come back. For limits per unit; with a store, every client of the store
    * sees it (`Store.adjust`).
    *
-   * `since` is `pacer.now()` when the task started (its reserve was taken): a give-back is then
-   * at most the least room the unit had to its capacity since, as a server's bucket that filled
-   * up meanwhile has absorbed the over-charge (the paced fetch passes it). Without it, a
-   * give-back is credited up to the room the unit has now, which can put the pacer ahead of the
-   * server by what it absorbed. A store's units (`Store.adjust`) credit without it.
+   * `reserved` says when the task's reserve was charged: `{ startedAt, answeredAt }`, each
+   * `pacer.now()` then (the paced fetch passes them). A give-back is then at most the least room
+   * the unit had to its capacity since: a server's bucket that filled up meanwhile has absorbed
+   * the over-charge, and so has the pacer's. Without it, a give-back is credited up to the room
+   * the unit has now, which can put the pacer ahead of the server by what it absorbed. A store's
+   * units (`Store.adjust`) credit without it.
    */
-  adjust(key: string, delta: UnitCosts, since?: number): void;
+  adjust(key: string, delta: UnitCosts, reserved?: ReserveTimes): void;
   /** No task starts until `resume()`; queued tasks keep their place. Clears the timer. */
   pause(): void;
   resume(): void;

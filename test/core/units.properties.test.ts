@@ -97,7 +97,7 @@ describe('limits per unit (properties)', () => {
           answers.sort((a, b) => a.at - b.at);
           while (answers.length > 0 && (answers[0]?.at as number) <= clock.now()) {
             const answer = answers.shift() as (typeof answers)[number];
-            adjustUnits(limiter, 'k', answer.delta, answer.since);
+            adjustUnits(limiter, 'k', answer.delta, { startedAt: answer.since });
           }
           const real = {
             requests: 1,

@@ -161,6 +161,31 @@ describe('a unit counted until the answer', () => {
     adjustUnits(limiter, 'a', { tokens: -600 });
     expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(700);
   });
+
+  it('counts what a bucket absorbed of a reserve from the answer, when it was charged', () => {
+    const { clock, limiter } = setup({
+      requests: perSecond(10),
+      tokens: { ...perSecond(1_000), algorithm: arrivalSafe },
+    });
+    limiter.tryAcquire('a', { requests: 1, tokens: 900 });
+    clock.advance(50);
+    // Charged at the answer, into a bucket still full: that is the reserve, not an absorption.
+    limiter.settle('a', { requests: 1, tokens: 900 });
+    adjustUnits(limiter, 'a', { tokens: -600 }, { startedAt: 0, answeredAt: 50 });
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(700);
+    // One answered at 100 and given back at 1,150: the bucket was full again by 1,050 and a
+    // charge at 1,100 found it so: the 400 reserved beyond the real cost are long absorbed.
+    limiter.tryAcquire('a', { requests: 1, tokens: 700 });
+    clock.advance(50);
+    limiter.settle('a', { requests: 1, tokens: 700 });
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(50);
+    clock.advance(1_000);
+    limiter.tryAcquire('a', { requests: 1, tokens: 100 });
+    limiter.settle('a', { requests: 1, tokens: 100 });
+    clock.advance(50);
+    adjustUnits(limiter, 'a', { tokens: -400 }, { startedAt: 50, answeredAt: 100 });
+    expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(950);
+  });
 });
 
 describe('adjusting a cost after the answer', () => {
@@ -206,7 +231,7 @@ describe('adjusting a cost after the answer', () => {
     limiter.tryAcquire('a', { requests: 1, tokens: 1_000 });
     clock.advance(200);
     limiter.tryAcquire('a', { requests: 1, tokens: 1_000 }); // the server's: 1,000 left, ours 400
-    adjustUnits(limiter, 'a', { tokens: -800 }, 0);
+    adjustUnits(limiter, 'a', { tokens: -800 }, { startedAt: 0 });
     // Only the 600 ours lacked of its capacity at the second request are owed, not 800.
     expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_000);
 
@@ -215,11 +240,11 @@ describe('adjusting a cost after the answer', () => {
     limiter.tryAcquire('a', { requests: 1, tokens: 1_000 }); // at 1,200 ms, full before it
     clock.advance(600); // full again by 1,700 ms
     limiter.tryAcquire('a', { requests: 1, tokens: 1_500 });
-    adjustUnits(limiter, 'a', { tokens: -500 }, 1_200);
+    adjustUnits(limiter, 'a', { tokens: -500 }, { startedAt: 1_200 });
     expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(500);
-    // A reserve taken after the last time it was full is given back whole (without `since`
+    // A reserve taken after the last time it was full is given back whole (without its times
     // too: then up to the room the unit has now).
-    adjustUnits(limiter, 'a', { tokens: -300 }, 1_800);
+    adjustUnits(limiter, 'a', { tokens: -300 }, { startedAt: 1_800 });
     expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(800);
     adjustUnits(limiter, 'a', { tokens: -300 });
     expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_100);

@@ -91,8 +91,13 @@ describe('a pacer with limits per unit', () => {
       '[fetch-pacer] Expected `cost.tokens` to be an integer >= 0, got `-1` (number)',
     );
     expect(() => pacer.adjust('default', { tokens: Number.NaN })).toThrow(/`delta.tokens`/);
-    expect(() => pacer.adjust('default', { tokens: -1 }, Number.NaN)).toThrow(
-      '[fetch-pacer] Expected `since` to be a finite number, got `NaN` (number)',
+    expect(() => pacer.adjust('default', { tokens: -1 }, { startedAt: Number.NaN })).toThrow(
+      '[fetch-pacer] Expected `reserved.startedAt` to be a finite number, got `NaN` (number)',
+    );
+    expect(() =>
+      pacer.adjust('default', { tokens: -1 }, { startedAt: 0, answeredAt: '1' as never }),
+    ).toThrow(
+      "[fetch-pacer] Expected `reserved.answeredAt` to be a finite number, got `'1'` (string)",
     );
   });
 });

@@ -1,5 +1,5 @@
 import { allow, type Decision, deny, wholeMs } from '../decision.js';
-import type { UnitPolicy } from '../units.js';
+import type { ReserveTimes, UnitPolicy } from '../units.js';
 import { combine } from './all-of.js';
 import type { Strategy } from './strategy.js';
 import { WithLearned } from '../learned.js';
@@ -73,18 +73,24 @@ export class Units implements Strategy {
 
   /**
    * The real cost is known: charge `amounts` more (positive) or give them back (negative), one
-   * per unit. Applied at once; a charge beyond what a unit holds now is its debt. With `since`
-   * (when the reserve was taken), a give-back is at most the least room the unit had to its
-   * capacity since then: a token bucket that filled up meanwhile has absorbed the over-charge
-   * (its refill was capped), as the server's did, and crediting it again would put this limiter
-   * ahead of the server. Without it, a give-back is credited up to the room the unit has now.
+   * per unit. Applied at once; a charge beyond what a unit holds now is its debt. With the
+   * `reserved` times, a give-back is at most the least room the unit had to its capacity since
+   * it charged the reserve: a token bucket that filled up meanwhile has absorbed the
+   * over-charge (its refill was capped), as the server's did, charged the real cost, and
+   * crediting it again would put this limiter ahead of the server. Without them, a give-back is
+   * credited up to the room the unit has now.
    */
-  adjust(now: number, amounts: readonly number[], since?: number): void {
+  adjust(now: number, amounts: readonly number[], reserved?: ReserveTimes): void {
     for (let i = 0; i < this.parts.length; i++) {
       const amount = amounts[i] ?? 0;
       if (amount > 0) this.charge(i, now, amount);
       else if (amount < 0) {
-        const low = since === undefined ? -amount : (this.#low[i] as LowRoom).since(since);
+        const since = !reserved
+          ? now
+          : (this.units[i] as UnitPolicy).untilAnswer
+            ? (reserved.answeredAt ?? now)
+            : reserved.startedAt;
+        const low = (this.#low[i] as LowRoom).since(since);
         const given = low < -amount ? low : -amount;
         const debt = this.#debt[i] as number;
         const cancelled = debt < given ? debt : given;
@@ -176,10 +182,7 @@ export class Units implements Strategy {
     if (index < 0) return;
     const room = remaining - (this.parts[index] as Strategy).level(now);
     const credit = this.#credit[index] as number;
-    const kept = room <= 0 ? 0 : credit < room ? credit : room;
-    this.#credit[index] = kept;
-    // No reserve taken before this count can be given back past it.
-    (this.#low[index] as LowRoom).note(now, room > kept ? room - kept : 0);
+    this.#credit[index] = room <= 0 ? 0 : credit < room ? credit : room;
   }
 
   private mainOnly(cost: number): number[] {
