@@ -250,6 +250,20 @@ describe('adjusting a cost after the answer', () => {
     expect(unitsOf(limiter, 'a')?.['tokens']?.level).toBe(1_100);
   });
 
+  it('keeps the give-back of a reserve taken early in a long drain', () => {
+    // 30 requests of 40 tokens, one a ms, from a full bucket of 1,000: the room before each
+    // rises (39 more each time), so none hides another and the unit keeps only some of them.
+    // The fourth reserved 40 and used 20: the least room since it is 156, all 20 are owed.
+    const { clock, limiter } = setup({ requests: perSecond(100), tokens: perSecond(1_000) });
+    for (let i = 0; i < 30; i++) {
+      limiter.tryAcquire('a', { tokens: 40 });
+      clock.advance(1);
+    }
+    const before = unitsOf(limiter, 'a')?.['tokens']?.level as number;
+    adjustUnits(limiter, 'a', { tokens: -20 }, { startedAt: 3 });
+    expect((unitsOf(limiter, 'a')?.['tokens']?.level as number) - before).toBe(20);
+  });
+
   it('charges more as a debt that holds the unit until it is paid', () => {
     const { clock, limiter } = setup(llm);
     limiter.tryAcquire('a', { requests: 1, tokens: 1_500 });

@@ -288,14 +288,17 @@ function roomOf(part: Strategy, now: number): number {
 }
 
 /** How many moments a `LowRoom` keeps apart (more merge, crediting less). */
-const LOW_ROOMS = 8;
+const LOW_ROOMS = 16;
 
 /**
  * The least room to capacity a unit had since a given time, for give-backs (`Units.adjust`).
  * Between charges a bucket only fills, so over any span its least room is just before one of
  * its charges, or now: each charge notes it. Kept as a short list whose rooms rise with time (a
- * later, lower room hides every earlier one); past `LOW_ROOMS` the two oldest merge into the
- * later time with the lower room, which can only credit less.
+ * later, lower room hides every earlier one); past `LOW_ROOMS` the two neighbours closest in
+ * room merge into the later time with the lower room, which can only credit less, and by no
+ * more than their difference. (Merging the two oldest instead walked the room of a full bucket
+ * forward through a drain, every charge of which notes a higher room than the last: the
+ * give-back of a reserve taken early in it was voided whole.)
  */
 class LowRoom {
   /** [time, room] pairs, both rising. */
@@ -306,8 +309,11 @@ class LowRoom {
     while ((notes[notes.length - 1]?.[1] ?? -1) >= room) notes.pop();
     notes.push([at, room]);
     if (notes.length > LOW_ROOMS) {
-      const oldest = notes.shift() as [number, number];
-      (notes[0] as [number, number])[1] = oldest[1];
+      const gap = (i: number) => (notes[i + 1]?.[1] as number) - (notes[i]?.[1] as number);
+      let closest = 0;
+      for (let i = 1; i < LOW_ROOMS; i++) if (gap(i) < gap(closest)) closest = i;
+      const [merged] = notes.splice(closest, 1) as [[number, number]];
+      (notes[closest] as [number, number])[1] = merged[1];
     }
   }
 
