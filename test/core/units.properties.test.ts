@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  arrivalSafe,
   fixedWindow,
   gcra,
   type Policy,
@@ -119,6 +120,78 @@ describe('limits per unit (properties)', () => {
           });
         }
       }),
+    );
+  });
+
+  it('never admits what the server would refuse, units counted until the answer given back', () => {
+    // The tokens are counted `arrivalSafe` (a bucket charged at the answer, see
+    // `arrivalSafeUnit`), the server charges the real cost when the request arrives (at the
+    // send here), the answer comes later and the give-back later still (a stream's usage).
+    fc.assert(
+      fc.property(
+        aLimits,
+        fc.array(
+          fc.record({
+            request: aRequest,
+            usageMs: fc.integer({ min: 0, max: 1_000 }),
+            extra: fc.integer({ min: 0, max: 100 }),
+          }),
+          {
+            maxLength: 60,
+          },
+        ),
+        (limits, requests) => {
+          const clock = createManualClock();
+          const safe = (limit: number) => ({
+            ...policy(limit, limits.windowMs),
+            algorithm: arrivalSafe,
+          });
+          const limiter = createPacerLimiter({
+            limits: {
+              requests: policy(limits.requests, limits.windowMs),
+              tokens: safe(limits.tokens),
+              output: safe(limits.output),
+            },
+            clock,
+          });
+          const server = referenceServer(limits);
+          type Due = { at: number; run: () => void };
+          const due: Due[] = [];
+          const runDue = () => {
+            due.sort((a, b) => a.at - b.at);
+            while (due.length > 0 && (due[0] as Due).at <= clock.now()) due.shift()?.run();
+          };
+          for (const { request, usageMs, extra } of requests) {
+            clock.advance(request.gapMs);
+            runDue();
+            const real = {
+              requests: 1,
+              tokens: share(limits.tokens, request.tokens),
+              output: share(limits.output, request.output),
+            };
+            const reserve = {
+              requests: 1,
+              tokens: Math.min(limits.tokens, share(real.tokens, 100 + request.margin + extra)),
+              output: Math.min(limits.output, share(real.output, 100 + request.margin + extra)),
+            };
+            if (!limiter.tryAcquire('k', reserve).allowed) continue;
+            expect(server.admit(clock.now(), real)).toBe(true);
+            const startedAt = clock.now();
+            const answeredAt = startedAt + request.answerMs;
+            due.push({ at: answeredAt, run: () => limiter.settle('k', reserve) });
+            due.push({
+              at: answeredAt + usageMs,
+              run: () =>
+                adjustUnits(
+                  limiter,
+                  'k',
+                  { tokens: real.tokens - reserve.tokens, output: real.output - reserve.output },
+                  { startedAt, answeredAt },
+                ),
+            });
+          }
+        },
+      ),
     );
   });
 
