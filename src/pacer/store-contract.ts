@@ -128,10 +128,18 @@ export interface Store {
    * The real cost of a request of `key` that started is known (an LLM answer's `usage`):
    * policy `i` is charged `amounts[i]` more, or given it back where negative, at once and
    * whatever its credit (`pacer.adjust`). A charge beyond the credit is a debt the refill pays
-   * before the policy allows more; a give-back never fills a policy past its capacity. Best
-   * effort, like `block`. Optional: without it the store keeps what each request was paced on.
+   * before the policy allows more; a give-back never fills a policy past its capacity, nor past
+   * the least room it had since `reservedAt`, when the reserve was taken (ms from now, 0 or
+   * less, if known): a policy that filled up since has absorbed the over-charge, as the
+   * server's bucket did. Best effort, like `block`. Optional: without it the store keeps what
+   * each request was paced on.
    */
-  adjust?(key: string, amounts: readonly number[], call: StoreCall): void | Promise<void>;
+  adjust?(
+    key: string,
+    amounts: readonly number[],
+    call: StoreCall,
+    reservedAt?: number,
+  ): void | Promise<void>;
   /** Tells `listener` about changes made elsewhere. Returns the unsubscribe. Optional. */
   subscribe?(listener: (event: StoreEvent) => void): () => void;
 }

@@ -168,17 +168,17 @@ export class StoreLink {
 
   /**
    * `pacer.adjust` of a key with limits per unit: the store charges or gives back `delta`
-   * (`Store.adjust`); best effort, like `block`. A store without `adjust` keeps what each
-   * request was paced on.
+   * (`Store.adjust`; `reservedAt`: when the reserve was taken, ms from now); best effort, like
+   * `block`. A store without `adjust` keeps what each request was paced on.
    */
-  adjust(key: string, delta: UnitCosts): void {
+  adjust(key: string, delta: UnitCosts, reservedAt?: number): void {
     const { units } = this.limitsOf(key);
     if (units === undefined) throw noUnitsError(key, 'delta');
     const amounts = unitVector(units, delta, 'delta', true);
     const { store } = this;
     if (store.adjust === undefined || amounts.every((amount) => amount === 0)) return;
     const each = perPolicy(units, amounts);
-    this.quietly(() => store.adjust?.(key, each, this.call(key)));
+    this.quietly(() => store.adjust?.(key, each, this.call(key), reservedAt));
   }
 
   record(key: string, decision: Decision, at: number, info: PolicySummary): void {

@@ -1,6 +1,6 @@
 import type { Decision } from '../core/decision.js';
 import type { PolicySummary, ServerSignal } from '../core/limiter.js';
-import type { Cost, UnitCosts } from '../core/units.js';
+import type { Cost, ReserveTimes, UnitCosts } from '../core/units.js';
 import { QueueFullError, RateLimitError } from './errors.js';
 import { type Permits, type SchedulerCore, settleAtEnd } from './permits.js';
 import { addUnits } from './line.js';
@@ -154,8 +154,12 @@ export class StorePermits implements Permits {
     return false;
   }
 
-  adjust(key: string, delta: UnitCosts): void {
-    this.shared.adjust(key, delta);
+  adjust(key: string, delta: UnitCosts, reserved?: ReserveTimes): void {
+    // A store counts a permit at its take: its reserve was charged at the start (relative, as
+    // every time a store is told).
+    const ago =
+      reserved === undefined ? undefined : Math.min(0, reserved.startedAt - this.core.now());
+    this.shared.adjust(key, delta, ago);
   }
 
   dispose(): void {

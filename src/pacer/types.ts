@@ -172,8 +172,8 @@ export interface Pacer {
    * `pacer.now()` then (the paced fetch passes them). A give-back is then at most the least room
    * the unit had to its capacity since: a server's bucket that filled up meanwhile has absorbed
    * the over-charge, and so has the pacer's. Without it, a give-back is credited up to the room
-   * the unit has now, which can put the pacer ahead of the server by what it absorbed. A store's
-   * units (`Store.adjust`) credit without it.
+   * the unit has now, which can put the pacer ahead of the server by what it absorbed. With a
+   * store, the start is the reserve's time (`Store.adjust`'s `reservedAt`).
    */
   adjust(key: string, delta: UnitCosts, reserved?: ReserveTimes): void;
   /** No task starts until `resume()`; queued tasks keep their place. Clears the timer. */

@@ -5,6 +5,7 @@ import { whole } from '../core/algorithms/token-bucket.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
 import { type ResolvedPolicy, valueName } from '../core/policy.js';
 import { MAX_DELAY_MS, type ServerSignal, serverDelay } from '../core/signal.js';
+import { LOW_ROOMS, noteRoom, roomSince } from '../core/low-room.js';
 import type { StoreCost } from '../pacer/store-contract.js';
 import {
   admit,
@@ -45,6 +46,12 @@ export interface BucketState {
   rate?: SharedRate;
   /** What the key was granted less what was refused, recently (see `SharedAdmissions`). */
   admissions?: SharedAdmissions;
+  /**
+   * Per policy, for a key with limits per unit (its costs come per policy): the least room to
+   * its capacity since each take, `[time, room, ...]` (see low-room.ts), so that a give-back
+   * a policy absorbed since its reserve is not credited again (`adjust`).
+   */
+  lows?: number[][];
 }
 
 /**
@@ -124,6 +131,20 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
     }
   }
   if (learned.length > 0) state.learned = learned.sort((a, b) => a.of - b.of);
+  const lows = found.lows;
+  if (
+    Array.isArray(lows) &&
+    lows.length === limits.length &&
+    lows.every(
+      (notes) =>
+        Array.isArray(notes) &&
+        notes.length % 2 === 0 &&
+        notes.length <= 2 * LOW_ROOMS &&
+        notes.every(Number.isFinite),
+    )
+  ) {
+    state.lows = lows.map((notes) => [...notes]);
+  }
   const rate = found.rate as Partial<SharedRate> | undefined;
   if (
     typeof rate === 'object' &&
@@ -248,6 +269,7 @@ class Part implements Admits {
     }
     const after = gcra ? this.debtAt(now) + (cost * windowMs) / limit : tokens - cost;
     if (take) {
+      this.noteRoom(now);
       this.state.values[this.index] = after;
       if (now > this.stamp) this.state.stamps[this.index] = now;
     }
@@ -262,6 +284,12 @@ class Part implements Admits {
     return tokens >= capacity ? now : now + ((capacity - tokens) * windowMs) / limit;
   }
 
+  /** Keeps the room the policy has now, before a take or a charge (see low-room.ts). */
+  private noteRoom(now: number): void {
+    const notes = this.state.lows?.[this.index];
+    if (notes !== undefined) noteRoom(notes, now, this.policy.capacity - this.tokensAt(now));
+  }
+
   lower(now: number, remaining: number): void {
     if (this.tokensAt(now) <= remaining) return;
     const { limit, windowMs, capacity, algorithm } = this.policy;
@@ -274,10 +302,17 @@ class Part implements Admits {
    * Charges `amount` more (a request cost more than it was paced on) or gives `-amount` back,
    * unconditionally: a charge beyond the credit is debt (tokens below 0, or GCRA debt past the
    * burst) that the refill pays before any request of this unit is allowed again; a give-back
-   * never fills the policy past its capacity.
+   * never fills the policy past its capacity, nor past the least room it had since `since`,
+   * when its reserve was taken (a policy that filled up since has absorbed the over-charge).
    */
-  adjust(now: number, amount: number): void {
+  adjust(now: number, amount: number, since?: number): void {
     const { limit, windowMs, capacity, algorithm } = this.policy;
+    const notes = this.state.lows?.[this.index];
+    if (amount > 0) this.noteRoom(now);
+    else if (since !== undefined && notes !== undefined) {
+      const room = roomSince(notes, since);
+      if (room < -amount) amount = -room;
+    }
     if (algorithm === 'gcra') {
       const debt = this.debtAt(now) + (amount * windowMs) / limit;
       this.state.values[this.index] = debt > 0 ? debt : 0;
@@ -414,6 +449,8 @@ export function decide(
 ): Decision[] {
   let all = parts(state, limits);
   const decisions: Decision[] = [];
+  // Costs per policy are a key with limits per unit, whose reserves may be given back.
+  if (costs.some((cost) => typeof cost !== 'number')) state.lows ??= limits.map(() => []);
   for (const cost of costs) {
     assertFits(limits, cost);
     const decision = blockedDecision(all, state, now, cost) ?? decideAll(all, now, cost, true);
@@ -423,6 +460,8 @@ export function decide(
     }
     if (stopAtDenial && !decision.allowed) break;
   }
+  // Kept once something is noted (as the Redis script writes them).
+  if (state.lows?.every((notes) => notes.length === 0)) delete state.lows;
   return decisions;
 }
 
@@ -473,18 +512,23 @@ export function lower(
 
 /**
  * The real cost of a started request is known: policy `i` is charged `amounts[i]` more, or
- * given it back where negative (see `Part.adjust`), and so is a learned policy in its unit
- * (a reserve of tokens given back is not held in the spread either).
+ * given it back where negative (see `Part.adjust`; `since`: when its reserve was taken, on the
+ * store's clock), and so is a learned policy in its unit, whole (a reserve of tokens given back
+ * is not held in the spread either; spread evenly without a burst, it is slower than the
+ * server's bucket already, and nothing it absorbed is the server's).
  */
 export function adjust(
   state: BucketState,
   limits: Limits,
   now: number,
   amounts: readonly number[],
+  since?: number,
 ): void {
   parts(state, limits).forEach((part, index) => {
     const amount = amounts[paysOf(part, index)] ?? 0;
-    if (amount !== 0 && Number.isFinite(amount)) part.adjust(now, amount);
+    if (amount === 0 || !Number.isFinite(amount)) return;
+    if (part instanceof Part) part.adjust(now, amount, since);
+    else part.adjust(now, amount);
   });
 }
 

@@ -83,13 +83,14 @@ export class LocalLimits {
   }
 
   /** `Store.adjust`, for a key with limits per unit (a key of one unit has no ledger here). */
-  adjust(key: string, amounts: readonly number[], call: Call): void {
+  adjust(key: string, amounts: readonly number[], call: Call, reservedAt?: number): void {
     this.use(call);
     const { units } = this.current;
     if (units === undefined) return;
     const delta: Record<string, number> = {};
     for (const [name, first] of units) delta[name] = amounts[first] ?? 0;
-    adjustUnits(this.limiter, key, delta);
+    const startedAt = reservedAt === undefined ? undefined : this.limiter.now() + reservedAt;
+    adjustUnits(this.limiter, key, delta, startedAt === undefined ? undefined : { startedAt });
   }
 
   reset(key: string): void {

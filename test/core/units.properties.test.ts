@@ -42,6 +42,25 @@ const share = (limit: number, percent: number) => Math.floor((limit * percent) /
 
 type Limits = { requests: number; tokens: number; output: number; windowMs: number };
 
+/** What a request really costs in each unit, and the reserve it is paced on (`extra`% more). */
+function costsOf(
+  limits: Limits,
+  request: { tokens: number; output: number; margin: number },
+  extra = 0,
+) {
+  const real = {
+    requests: 1,
+    tokens: share(limits.tokens, request.tokens),
+    output: share(limits.output, request.output),
+  };
+  const reserve = {
+    requests: 1,
+    tokens: Math.min(limits.tokens, share(real.tokens, 100 + request.margin + extra)),
+    output: Math.min(limits.output, share(real.output, 100 + request.margin + extra)),
+  };
+  return { real, reserve };
+}
+
 function policy(limit: number, windowMs: number, algorithm?: Policy['algorithm']): Policy {
   return algorithm === undefined ? { limit, windowMs } : { limit, windowMs, algorithm };
 }
@@ -100,16 +119,7 @@ describe('limits per unit (properties)', () => {
             const answer = answers.shift() as (typeof answers)[number];
             adjustUnits(limiter, 'k', answer.delta, { startedAt: answer.since });
           }
-          const real = {
-            requests: 1,
-            tokens: share(limits.tokens, request.tokens),
-            output: share(limits.output, request.output),
-          };
-          const reserve = {
-            requests: 1,
-            tokens: Math.min(limits.tokens, share(real.tokens, 100 + request.margin)),
-            output: Math.min(limits.output, share(real.output, 100 + request.margin)),
-          };
+          const { real, reserve } = costsOf(limits, request);
           if (!limiter.tryAcquire('k', reserve).allowed) continue;
           // The server counts the real cost at the send here (no network).
           expect(server.admit(clock.now(), real)).toBe(true);
@@ -164,16 +174,7 @@ describe('limits per unit (properties)', () => {
           for (const { request, usageMs, extra } of requests) {
             clock.advance(request.gapMs);
             runDue();
-            const real = {
-              requests: 1,
-              tokens: share(limits.tokens, request.tokens),
-              output: share(limits.output, request.output),
-            };
-            const reserve = {
-              requests: 1,
-              tokens: Math.min(limits.tokens, share(real.tokens, 100 + request.margin + extra)),
-              output: Math.min(limits.output, share(real.output, 100 + request.margin + extra)),
-            };
+            const { real, reserve } = costsOf(limits, request, extra);
             if (!limiter.tryAcquire('k', reserve).allowed) continue;
             expect(server.admit(clock.now(), real)).toBe(true);
             const startedAt = clock.now();

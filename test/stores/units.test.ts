@@ -78,6 +78,34 @@ describe('limits per unit through a store', () => {
     expect(startsOf('next')).toEqual([10]);
   });
 
+  it("gives back no more than the store's bucket could not refill since the reserve", async () => {
+    const { clock, fake, pacer, task, startsOf } = shared();
+    const [a, b] = [pacer(), pacer()];
+    a.schedule(task('big'), { cost: { requests: 1, tokens: 1_800 } });
+    await flushMicrotasks();
+    // Full again by 900 ms: the 1,500 the big one reserved beyond its use are absorbed (the
+    // server's bucket, charged 300, was full long before), and a take at 1 s found it so.
+    await clock.advanceAsync(1_000);
+    a.schedule(task('second'), { cost: { requests: 1, tokens: 1_500 } });
+    await flushMicrotasks();
+    a.adjust('default', { tokens: -1_500 }, { startedAt: 0 });
+    expect(fake.adjusted).toEqual([{ key: 'default', amounts: [0, -1_500] }]);
+    b.schedule(task('next'), { cost: { requests: 1, tokens: 1_000 } });
+    await clock.advanceAsync(1_000);
+    // 500 left, 500 more refill in 250 ms: not at once, as the 1,500 credited would have let it.
+    expect(startsOf('next')).toEqual([1_250]);
+    // One reserved after the bucket was last full (empty at 1,250 ms, full at 2,250) is given
+    // back whole.
+    await clock.advanceAsync(250);
+    a.schedule(task('last'), { cost: { requests: 1, tokens: 2_000 } });
+    await flushMicrotasks();
+    expect(startsOf('last')).toEqual([2_250]);
+    a.adjust('default', { tokens: -1_000 }, { startedAt: 2_250 });
+    b.schedule(task('after'), { cost: { requests: 1, tokens: 1_000 } });
+    await flushMicrotasks();
+    expect(startsOf('after')).toEqual([2_250]);
+  });
+
   it('charges more through the store and holds the next task until the debt is paid', async () => {
     const { clock, pacer, task, startsOf } = shared();
     const one = pacer();

@@ -154,9 +154,11 @@ export function fakeStore(options: FakeStoreOptions) {
       const taken: ServerSignal = bare && !pacesRefusals ? { kind: 'quota', remaining: 0 } : signal;
       observe(stateOf(key, call.limits), call.limits, now(), taken, call.units);
     },
-    adjust(key, amounts, call) {
+    adjust(key, amounts, call, reservedAt) {
       adjusted.push({ key, amounts: [...amounts] });
-      adjust(stateOf(key, call.limits), call.limits, now(), amounts);
+      const at = now();
+      const since = reservedAt === undefined ? undefined : at + reservedAt;
+      adjust(stateOf(key, call.limits), call.limits, at, amounts, since);
       // As crossTabStore does: credit given back may start another client's waiting task.
       if (amounts.some((amount) => amount < 0)) {
         for (const listener of listeners) listener({ key });

@@ -106,8 +106,8 @@ export function watchStore(inner: Store): WatchedStore {
       watch(() => observe.call(inner, key, signal, call), nothing, nothing);
   }
   if (adjust !== undefined) {
-    store.adjust = (key, amounts, call) =>
-      watch(() => adjust.call(inner, key, amounts, call), nothing, nothing);
+    store.adjust = (key, amounts, call, reservedAt) =>
+      watch(() => adjust.call(inner, key, amounts, call, reservedAt), nothing, nothing);
   }
   if (subscribe !== undefined) store.subscribe = subscribe.bind(inner);
   const { takeMany } = inner;

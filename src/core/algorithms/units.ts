@@ -3,6 +3,7 @@ import type { ReserveTimes, UnitPolicy } from '../units.js';
 import { combine } from './all-of.js';
 import type { Strategy } from './strategy.js';
 import { WithLearned } from '../learned.js';
+import { noteRoom, roomSince } from '../low-room.js';
 import { TokenBucket, whole } from './token-bucket.js';
 
 /**
@@ -27,15 +28,15 @@ export class Units implements Strategy {
   readonly #credit: number[];
   /** Per unit counted until the answer (`UnitPolicy.untilAnswer`): permits taken, not answered. */
   readonly #open: number[];
-  /** Per unit: its least room to capacity since each charge (see `LowRoom`). */
-  readonly #low: LowRoom[];
+  /** Per unit: its least room to capacity since each charge (see low-room.ts). */
+  readonly #low: number[][];
 
   constructor(readonly units: readonly UnitPolicy[]) {
     this.parts = units.map((unit) => unit.compiled.create());
     this.#debt = units.map(() => 0);
     this.#credit = units.map(() => 0);
     this.#open = units.map(() => 0);
-    this.#low = units.map(() => new LowRoom());
+    this.#low = units.map(() => []);
   }
 
   get capacity(): number {
@@ -90,7 +91,7 @@ export class Units implements Strategy {
           : (this.units[i] as UnitPolicy).untilAnswer
             ? (reserved.answeredAt ?? now)
             : reserved.startedAt;
-        const low = (this.#low[i] as LowRoom).since(since);
+        const low = roomSince(this.#low[i] as number[], since);
         const given = low < -amount ? low : -amount;
         const debt = this.#debt[i] as number;
         const cancelled = debt < given ? debt : given;
@@ -222,7 +223,7 @@ export class Units implements Strategy {
       this.#open[index] = (this.#open[index] as number) + amount;
       return;
     }
-    this.noteRoom(index, now);
+    this.noteRoomOf(index, now);
     const credit = this.creditAt(index, now);
     const used = credit < amount ? credit : amount;
     this.#credit[index] = credit - used;
@@ -231,7 +232,7 @@ export class Units implements Strategy {
 
   /** Charges `amount` to unit `index` now: given-back credit first, then its state or debt. */
   private charge(index: number, now: number, amount: number): void {
-    this.noteRoom(index, now);
+    this.noteRoomOf(index, now);
     const credit = this.creditAt(index, now);
     const cancelled = credit < amount ? credit : amount;
     this.#credit[index] = credit - cancelled;
@@ -246,14 +247,14 @@ export class Units implements Strategy {
     const part = this.parts[index] as Strategy;
     const held = whole(part.level(now));
     const paid = held < debt ? held : debt;
-    if (paid > 0) this.noteRoom(index, now);
+    if (paid > 0) this.noteRoomOf(index, now);
     if (paid > 0 && part.tryAcquire(now, paid).allowed) this.#debt[index] = debt - paid;
   }
 
-  /** Keeps the room unit `index` has now, before a charge (see `LowRoom`). */
-  private noteRoom(index: number, now: number): void {
+  /** Keeps the room unit `index` has now, before a charge (see low-room.ts). */
+  private noteRoomOf(index: number, now: number): void {
     const room = roomOf(this.parts[index] as Strategy, now) - this.creditAt(index, now);
-    (this.#low[index] as LowRoom).note(now, room);
+    noteRoom(this.#low[index] as number[], now, room);
   }
 
   /**
@@ -285,40 +286,4 @@ function roomOf(part: Strategy, now: number): number {
     return 0;
   }
   return capacity - part.level(now);
-}
-
-/** How many moments a `LowRoom` keeps apart (more merge, crediting less). */
-const LOW_ROOMS = 16;
-
-/**
- * The least room to capacity a unit had since a given time, for give-backs (`Units.adjust`).
- * Between charges a bucket only fills, so over any span its least room is just before one of
- * its charges, or now: each charge notes it. Kept as a short list whose rooms rise with time (a
- * later, lower room hides every earlier one); past `LOW_ROOMS` the two neighbours closest in
- * room merge into the later time with the lower room, which can only credit less, and by no
- * more than their difference. (Merging the two oldest instead walked the room of a full bucket
- * forward through a drain, every charge of which notes a higher room than the last: the
- * give-back of a reserve taken early in it was voided whole.)
- */
-class LowRoom {
-  /** [time, room] pairs, both rising. */
-  readonly #notes: [number, number][] = [];
-
-  note(at: number, room: number): void {
-    const notes = this.#notes;
-    while ((notes[notes.length - 1]?.[1] ?? -1) >= room) notes.pop();
-    notes.push([at, room]);
-    if (notes.length > LOW_ROOMS) {
-      const gap = (i: number) => (notes[i + 1]?.[1] as number) - (notes[i]?.[1] as number);
-      let closest = 0;
-      for (let i = 1; i < LOW_ROOMS; i++) if (gap(i) < gap(closest)) closest = i;
-      const [merged] = notes.splice(closest, 1) as [[number, number]];
-      (notes[closest] as [number, number])[1] = merged[1];
-    }
-  }
-
-  /** The least room noted after `at` (a charge at `at` itself came before what it reserved). */
-  since(at: number): number {
-    return this.#notes.find((note) => note[0] > at)?.[1] ?? Number.POSITIVE_INFINITY;
-  }
 }

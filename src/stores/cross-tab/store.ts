@@ -193,10 +193,21 @@ class CrossTab implements CrossTabStore {
     else this.announce({ key, until });
   }
 
-  async adjust(key: string, amounts: readonly number[], call: StoreCall): Promise<void> {
-    this.local?.adjust(key, amounts, call);
+  async adjust(
+    key: string,
+    amounts: readonly number[],
+    call: StoreCall,
+    reservedAt?: number,
+  ): Promise<void> {
+    this.local?.adjust(key, amounts, call, reservedAt);
     const shared = await this.locked(key, call, (state, now) => {
-      adjust(state, call.limits, now, amounts);
+      adjust(
+        state,
+        call.limits,
+        now,
+        amounts,
+        reservedAt === undefined ? undefined : now + reservedAt,
+      );
       return { result: true, changed: true };
     });
     // Credit given back may start a waiting request now: in every tab, or in this one's pacers.

@@ -4,6 +4,7 @@ import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
 import { RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
 import { LATE_PERMITS } from '../shared-rate.js';
+import { LOW_ROOMS } from '../../core/low-room.js';
 
 /**
  * The token bucket and GCRA of `bucket-state.ts`, as one Lua script per decision: Redis runs a
@@ -75,6 +76,8 @@ end
 local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq', 'rm'}
 local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
+local first_low = #fields + 1
+for i = 1, n do fields[#fields + 1] = 'o' .. i end
 local raw = redis.call('HMGET', key, unpack(fields))
 local blocked = tonumber(raw[1]) or 0
 -- R: the rate refusals taught (SharedRate), if any; A: the admissions (SharedAdmissions).
@@ -137,6 +140,45 @@ end
 local function wholems(ms)
   if ms > EPS then return math.ceil(ms - EPS) end
   return 0
+end
+-- O[i]: policy i's least room since each take, {time, room, ...} (low-room.ts), kept for a key
+-- whose costs come per policy (limits per unit: their reserves are given back).
+local O, lows = {}, false
+for i = 1, n do
+  local o, text, ok = {}, raw[first_low + i - 1], true
+  if text then
+    lows = true
+    for x in string.gmatch(text, '[^,]+') do
+      local v = tonumber(x)
+      if v == nil then ok = false else o[#o + 1] = v end
+    end
+  end
+  if not ok or #o % 2 == 1 or #o > ${2 * LOW_ROOMS} then o = {} end
+  O[i] = o
+end
+local function note_room(i)
+  local o = O[i]
+  local room = P[i].cap - tokens(i, now)
+  while #o >= 2 and o[#o] >= room do
+    o[#o] = nil
+    o[#o] = nil
+  end
+  o[#o + 1] = now
+  o[#o + 1] = room
+  if #o > ${2 * LOW_ROOMS} then
+    local closest = 1
+    for k = 3, #o - 3, 2 do
+      if o[k + 3] - o[k + 1] < o[closest + 3] - o[closest + 1] then closest = k end
+    end
+    o[closest + 3] = o[closest + 1]
+    table.remove(o, closest)
+    table.remove(o, closest)
+  end
+end
+local function room_since(i, at)
+  local o = O[i]
+  for k = 1, #o, 2 do if o[k] > at then return o[k + 1] end end
+  return math.huge
 end
 local function fits(i, at, cost) return tokens(i, at) >= cost - EPS end
 local function costs_of(text)
@@ -393,6 +435,7 @@ local function decision(C, take)
   if take and verdict[1] == 1 then
     for i = 1, n do
       if afters[i] ~= nil then
+        if lows then note_room(i) end
         V[i] = afters[i]
         if now > S[i] then S[i] = now end
       end
@@ -427,6 +470,8 @@ local out, changed = {}, false
 if op == 't' then
   local stop = ARGV[arg] == '1'
   for k = arg + 1, #ARGV do
+    -- Costs per policy: a key with limits per unit, whose reserves may be given back.
+    if string.find(ARGV[k], ',', 1, true) then lows = true end
     local d = decide(costs_of(ARGV[k]), true)
     if d[1] == 1 then changed = true end
     for j = 1, 6 do out[#out + 1] = d[j] end
@@ -482,14 +527,22 @@ elseif op == 'w' then
   refused_with_wait(sent, wait)
   changed = true
 elseif op == 'd' then
+  local reserved = tonumber(ARGV[arg + n])
   for i = 1, n do
     local amount = tonumber(ARGV[arg + i - 1]) or 0
     if amount ~= 0 then
       local p = P[i]
+      -- A give-back is at most the least room the policy had since the reserve (low-room.ts).
+      local own = amount
+      if amount > 0 then
+        if lows then note_room(i) end
+      elseif reserved and lows then
+        own = -math.min(-amount, room_since(i, now + reserved))
+      end
       if p.gcra then
-        V[i] = math.max(0, debt(i, now) + (amount * p.window) / p.limit)
+        V[i] = math.max(0, debt(i, now) + (own * p.window) / p.limit)
       else
-        V[i] = math.min(p.cap, tokens(i, now) - amount)
+        V[i] = math.min(p.cap, tokens(i, now) - own)
       end
       if now > S[i] then S[i] = now end
       local l = L[i]
@@ -540,6 +593,16 @@ if changed then
       set[#set + 1] = string.format('%.17g', S[i])
       set[#set + 1] = 'v' .. i
       set[#set + 1] = string.format('%.17g', V[i])
+    end
+    if lows then
+      for i = 1, n do
+        if #O[i] > 0 then
+          local texts = {}
+          for k = 1, #O[i] do texts[k] = string.format('%.17g', O[i][k]) end
+          set[#set + 1] = 'o' .. i
+          set[#set + 1] = table.concat(texts, ',')
+        end
+      end
     end
     for i = 1, n do
       local l = L[i]

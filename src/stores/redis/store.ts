@@ -184,10 +184,16 @@ class RedisBuckets implements RedisStore {
   }
 
   /** Best effort, like `block`: one attempt. */
-  async adjust(key: string, amounts: readonly number[], call: StoreCall): Promise<void> {
-    this.local?.adjust(key, amounts, call);
+  async adjust(
+    key: string,
+    amounts: readonly number[],
+    call: StoreCall,
+    reservedAt?: number,
+  ): Promise<void> {
+    this.local?.adjust(key, amounts, call, reservedAt);
     const each = call.limits.map((_, index) => amounts[index] ?? 0);
-    await this.once(key, 'd', each, call);
+    // The reserve's time last, relative (the script's clock is Redis's).
+    await this.once(key, 'd', reservedAt === undefined ? each : [...each, reservedAt], call);
   }
 
   async reset(key: string): Promise<void> {
