@@ -116,6 +116,30 @@ describe('crossTabStore (IndexedDB + Web Locks, in Node with fakes)', () => {
     expect(heard).toEqual([{ key: 'k', blockedMs: 5_000 }]);
   });
 
+  it('gives back only what a policy did not absorb since the reserve, for every tab', async () => {
+    const { tab, clock } = origin();
+    const [a, b] = [tab(), tab()];
+    // Limits per unit: requests, and 100 tokens a second.
+    const units = [
+      resolvePolicy({ limit: 10, windowMs: 1_000 }),
+      resolvePolicy({ limit: 100, windowMs: 1_000 }),
+    ];
+    const unitCall = { limits: units, signal: new AbortController().signal };
+    expect(await a.take('u', [1, 90], unitCall)).toMatchObject({ allowed: true });
+    // Full again by 900 ms, and a take at 1 s finds it so: the 60 reserved beyond the real
+    // cost (as the server's bucket, charged 30, was full long before) are absorbed.
+    await clock.advanceAsync(1_000);
+    expect(await b.take('u', [1, 50], unitCall)).toMatchObject({ allowed: true });
+    await a.adjust('u', [0, -60], unitCall, -1_000);
+    expect(await b.peek('u', [1, 100], unitCall)).toMatchObject({
+      allowed: false,
+      retryAfterMs: 500,
+    });
+    // A reserve taken with or after the last take is given back whole.
+    await a.adjust('u', [0, -50], unitCall, 0);
+    expect(await b.peek('u', [1, 100], unitCall)).toMatchObject({ allowed: true });
+  });
+
   it('lowers credit to the server count, and a reset lets every tab start fresh', async () => {
     const { tab } = origin();
     const a = tab();
