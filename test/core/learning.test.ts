@@ -589,7 +589,11 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     expect(learned?.windowMs).toBeCloseTo(1_000, 6);
   });
 
-  it('cuts no lower than what the server admitted while it kept refusing (a busy bucket admits its rate)', () => {
+  /**
+   * A key taught 10 per second, cut to 7 per second at 1,250 ms, then admitted `later` more
+   * (sent after that cut, the last at 1,400) and refused again at 1,500 with a wait of 50 ms.
+   */
+  function cutThenRefused(later: readonly number[]) {
     // The run of refusals starts with the one that taught the rate.
     const { clock, limiter } = taughtTenPerSecond();
     for (const sentAt of [1_000, 1_100])
@@ -598,18 +602,27 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     // Two admitted between: cut to 0.7, counted over a second (7 permits).
     limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 40, sentAt: 1_200 });
     expect(limiter.policyOf('api').learned).toMatchObject({ limit: 7, source: 'rate' });
-    // The answer of a request sent before that refusal is no sample's (an echo's time), yet the
-    // server admitted it: five since the run began, sent from 1,000, over 550 ms to this wait's end.
-    for (const sentAt of [1_150, 1_300, 1_400]) {
-      limiter.feedback.observe('api', { kind: 'answered', sentAt });
-    }
+    for (const sentAt of later) limiter.feedback.observe('api', { kind: 'answered', sentAt });
     clock.set(1_500);
     limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 50, sentAt: 1_450 });
-    // Not 0.7 of 7 per second (4.9, counted as 5 per 1,020 ms): 5 / 550 ms is faster than the
-    // rate refused, so RECUT of it, 6.3 per second (7 per 1,111 ms).
-    const learned = limiter.policyOf('api').learned;
+    return limiter.policyOf('api').learned;
+  }
+
+  it('cuts no lower than what the server admitted while it kept refusing (a busy bucket admits its rate)', () => {
+    // Three admitted since the run began, sent from 1,000, over 550 ms to this wait's end: 5.45
+    // per second. Not 0.7 of 7 per second (4.9), but what the server served.
+    const learned = cutThenRefused([1_400]);
+    expect(learned).toMatchObject({ limit: 6, source: 'rate' });
+    expect(learned?.windowMs).toBeCloseTo(6 / (3 / 550), 6);
+  });
+
+  it('changes nothing for a refusal while the server admitted at least the rate refused', () => {
+    // The answer of a request sent before the cut is no sample's (an echo's time), yet the
+    // server admitted it: five since the run began over 550 ms, 9.1 per second, faster than the
+    // 7 refused. The server is busy with a debt from before, not refusing this rate.
+    const learned = cutThenRefused([1_150, 1_300, 1_400]);
     expect(learned).toMatchObject({ limit: 7, source: 'rate' });
-    expect(learned?.windowMs).toBeCloseTo(7_000 / 6.3, 6);
+    expect(learned?.windowMs).toBeCloseTo(1_000, 6);
   });
 
   it('keeps a taught rate refused with nothing admitted since, or with a wait of a window', () => {
