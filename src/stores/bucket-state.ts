@@ -512,8 +512,8 @@ export function lower(
 
 /**
  * The real cost of a started request is known: policy `i` is charged `amounts[i]` more, or
- * given it back where negative (see `Part.adjust`; `since`: when its reserve was taken, on the
- * store's clock), and so is a learned policy in its unit, whole (a reserve of tokens given back
+ * given it back where negative (see `Part.adjust`; `reservedAt`: when its reserve was taken, ms
+ * from `now`, as `Store.adjust` passes it), and so is a learned policy in its unit, whole (a reserve of tokens given back
  * is not held in the spread either; spread evenly without a burst, it is slower than the
  * server's bucket already, and nothing it absorbed is the server's).
  */
@@ -522,8 +522,9 @@ export function adjust(
   limits: Limits,
   now: number,
   amounts: readonly number[],
-  since?: number,
+  reservedAt?: number,
 ): void {
+  const since = reservedAt === undefined ? undefined : now + reservedAt;
   parts(state, limits).forEach((part, index) => {
     const amount = amounts[paysOf(part, index)] ?? 0;
     if (amount === 0 || !Number.isFinite(amount)) return;

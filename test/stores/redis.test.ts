@@ -357,13 +357,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               const { reservedAt } = step;
               const args = reservedAt === undefined ? amounts : [...amounts, reservedAt];
               await script(key, scriptArgs('d', limits, args, String(now)));
-              adjust(
-                state,
-                limits,
-                now,
-                amounts,
-                reservedAt === undefined ? undefined : now + reservedAt,
-              );
+              adjust(state, limits, now, amounts, reservedAt);
               if (amounts.some((amount) => amount !== 0)) state = forgetAtRest(state, limits, now);
             }
             if (step.refused !== undefined) {

@@ -156,9 +156,7 @@ export function fakeStore(options: FakeStoreOptions) {
     },
     adjust(key, amounts, call, reservedAt) {
       adjusted.push({ key, amounts: [...amounts] });
-      const at = now();
-      const since = reservedAt === undefined ? undefined : at + reservedAt;
-      adjust(stateOf(key, call.limits), call.limits, at, amounts, since);
+      adjust(stateOf(key, call.limits), call.limits, now(), amounts, reservedAt);
       // As crossTabStore does: credit given back may start another client's waiting task.
       if (amounts.some((amount) => amount < 0)) {
         for (const listener of listeners) listener({ key });

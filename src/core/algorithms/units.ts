@@ -86,12 +86,14 @@ export class Units implements Strategy {
       const amount = amounts[i] ?? 0;
       if (amount > 0) this.charge(i, now, amount);
       else if (amount < 0) {
-        const since = !reserved
-          ? now
-          : (this.units[i] as UnitPolicy).untilAnswer
-            ? (reserved.answeredAt ?? now)
-            : reserved.startedAt;
-        const low = roomSince(this.#low[i] as number[], since);
+        // A unit counted until the answer charged the reserve then (see `answered`).
+        const since = (this.units[i] as UnitPolicy).untilAnswer
+          ? reserved?.answeredAt
+          : reserved?.startedAt;
+        const low =
+          since === undefined
+            ? Number.POSITIVE_INFINITY
+            : roomSince(this.#low[i] as number[], since);
         const given = low < -amount ? low : -amount;
         const debt = this.#debt[i] as number;
         const cancelled = debt < given ? debt : given;

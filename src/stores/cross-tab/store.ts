@@ -201,13 +201,7 @@ class CrossTab implements CrossTabStore {
   ): Promise<void> {
     this.local?.adjust(key, amounts, call, reservedAt);
     const shared = await this.locked(key, call, (state, now) => {
-      adjust(
-        state,
-        call.limits,
-        now,
-        amounts,
-        reservedAt === undefined ? undefined : now + reservedAt,
-      );
+      adjust(state, call.limits, now, amounts, reservedAt);
       return { result: true, changed: true };
     });
     // Credit given back may start a waiting request now: in every tab, or in this one's pacers.
