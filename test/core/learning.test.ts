@@ -551,6 +551,30 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     expect(after).toEqual(learned);
   });
 
+  it('grows toward an exact wait read by send times: the round trip is no part of the server window', () => {
+    // 20 admitted, sent from 0; the 21st, sent at 150, refused at 250 after a 100 ms round trip,
+    // to wait 770 ms more. Read until the refusal's answer, 20 per 1,020 ms, the rate it starts
+    // at; by send times 20 per 920 ms, what it may grow to (within HEADROOM).
+    const own: PolicyInput = { limit: 10_000, windowMs: 1_000, algorithm: slidingLog };
+    const { clock, limiter } = burst(20, 7, 0, own);
+    clock.set(250);
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 770, sentAt: 150 });
+    const learned = limiter.policyOf('api').learned;
+    expect(learned?.limit).toBe(20);
+    expect(learned?.windowMs).toBeCloseTo(1_020, 6);
+    for (let t = 1_020; t < 5_020; t += 10) {
+      clock.set(t);
+      if (!limiter.tryAcquire('api').allowed) continue;
+      limiter.settle('api');
+      limiter.feedback.observe('api', { kind: 'answered', sentAt: t });
+    }
+    const grown = limiter.policyOf('api').learned;
+    const perSecond = ((grown?.limit ?? 0) / (grown?.windowMs ?? 1)) * 1_000;
+    // Read until the answer, the ceiling was 19.6 per second and HEADROOM of it below the rate.
+    expect(perSecond).toBeGreaterThan(20);
+    expect(perSecond).toBeLessThanOrEqual((20_000 / 920) * AIMD.HEADROOM + 1e-9);
+  });
+
   it('grows past it on a store: its sample was its share, and the others may be done', () => {
     const { learned, after } = keptThreeSeconds(true);
     expect(learned).toEqual({ limit: 20, windowMs: 1_000, source: 'rate' });
@@ -591,9 +615,10 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
 
   /**
    * A key taught 10 per second, cut to 7 per second at 1,250 ms, then admitted `later` more
-   * (sent after that cut, the last at 1,400) and refused again at 1,500 with a wait of 50 ms.
+   * (sent after that cut, the last at 1,400) and refused again at 1,500 with a wait of
+   * `retryAfterMs`.
    */
-  function cutThenRefused(later: readonly number[]) {
+  function cutThenRefused(later: readonly number[], retryAfterMs = 50) {
     // The run of refusals starts with the one that taught the rate.
     const { clock, limiter } = taughtTenPerSecond();
     for (const sentAt of [1_000, 1_100])
@@ -604,7 +629,7 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     expect(limiter.policyOf('api').learned).toMatchObject({ limit: 7, source: 'rate' });
     for (const sentAt of later) limiter.feedback.observe('api', { kind: 'answered', sentAt });
     clock.set(1_500);
-    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 50, sentAt: 1_450 });
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs, sentAt: 1_450 });
     return limiter.policyOf('api').learned;
   }
 
@@ -623,6 +648,15 @@ describe('refused with a wait: the rate the sample before it teaches', () => {
     const learned = cutThenRefused([1_150, 1_300, 1_400]);
     expect(learned).toMatchObject({ limit: 7, source: 'rate' });
     expect(learned?.windowMs).toBeCloseTo(1_000, 6);
+  });
+
+  it('learns from the run of refusals when it admitted more, and faster, than the sample since the last one', () => {
+    // After the cut, three admitted, sent from 1,300, over 500 ms to this wait's end: 6 per
+    // second. The run since the refusal that taught the rate admitted five, sent from 1,000,
+    // over 800 ms: 6.25 per second, the larger sample. Counted over a second: 7 per 1,120 ms.
+    const learned = cutThenRefused([1_300, 1_350, 1_400], 300);
+    expect(learned).toMatchObject({ limit: 7, source: 'rate' });
+    expect(learned?.windowMs).toBeCloseTo(1_120, 6);
   });
 
   it('keeps a taught rate refused with nothing admitted since, or with a wait of a window', () => {
