@@ -8,7 +8,8 @@ import { ensureNginx, startNginx } from './nginx.mjs';
 
 /**
  * A Node app of this folder (forked, `limit` per 1 s) counting fixed windows that open at a
- * client's first request: the last of them opens ceil(n / rate) - 1 s in.
+ * client's first request (the last of them opens ceil(n / rate) - 1 s in), or a sliding log
+ * (`limit` at once, then each request's place frees a second after it: the same ideal).
  */
 function fixedWindowApp(file, rate, { title, scheme, headers, peers = false, options = {} }) {
   return {
@@ -104,6 +105,12 @@ export function serverCatalog(rate) {
       scheme: 'fixed window from the first request (refusals counted, window not moved)',
       headers:
         "its README's: Retry-After (fractional seconds), X-RateLimit-Limit/-Remaining, X-RateLimit-Reset (whole Unix seconds, rounded up), on every answer",
+    }),
+    // A sliding log from the npm registry (no middleware: the app answers), counting refusals.
+    rolling: fixedWindowApp('./rolling-app.mjs', rate, {
+      title: `express + rolling-rate-limiter InMemoryRateLimiter maxInInterval=${rate} interval=1000`,
+      scheme: 'sliding log (refusals logged too)',
+      headers: 'Retry-After on 429 (whole seconds, rounded up), no counts',
     }),
   };
 }
