@@ -4,8 +4,9 @@
 // koa-ratelimit and express + rate-limiter-flexible (fixed windows, four header dialects),
 // HAProxy's stick-table http_req_rate (a sliding-window counter) and express +
 // rolling-rate-limiter (a sliding log that logs refusals too, saying only `Retry-After`); and
-// @fastify/rate-limit once more, sending nothing but `retry-after` (`fastify-retry-after`). bench/servers/catalog.mjs
-// lists them; each server's file says how it counts and which headers it sends.
+// @fastify/rate-limit once more, sending nothing but `retry-after` (`fastify-retry-after`).
+// bench/servers/catalog.mjs lists them; each server's file says how it counts and which headers
+// it sends.
 //
 // Every row runs twice: straight to the server (loopback: a request arrives the instant it is
 // sent), and through a delaying proxy (bench/lib/delay-proxy.mjs: a seeded random 5-60 ms each

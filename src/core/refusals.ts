@@ -90,11 +90,11 @@ export function refused(
       // counts the round trip's two one-way delays in the server's window: about 0.94 of the
       // rate through 5-60 ms each way, under the growth's `HEADROOM` for good; by send times the
       // two cancel on average; learned at that rate instead of growing to it, 1-18 refusals
-      // came after two windows). On a store that learns no rate for its clients (`sharesRates` false: one of
-      // one's own; this package's return above) the sample is this pacer's share of what the
-      // server admitted, and the share grows when the others are done: up to its wait a second
-      // early then (held to its share, the last of three processes on one Redis store, before it
-      // learned rates, ran at a quarter of the rate alone).
+      // came after two windows). On a store that learns no rate for its clients (`sharesRates`
+      // false: one of one's own; this package's return above) the sample is this pacer's share
+      // of what the server admitted, and the share grows when the others are done: up to its
+      // wait a second early then (held to its share, the last of three processes on one Redis
+      // store, before it learned rates, ran at a quarter of the rate alone).
       const fastestPerMs = !wholeSeconds
         ? admitted / Math.max(1, windowMs - (now - sentAt))
         : states.answered()
@@ -127,7 +127,7 @@ export function refused(
       // rate too fast, and it changes nothing, as an echo does. Cut for it, and the rate refused
       // taken for the ceiling, a GCRA saying `X-Retry-In` through 5-60 ms of jitter held a key
       // at 0.80x after two windows (one seed of eight in `measure:arrivals`, 0.89x now; the
-      // other 2,055 rows of the eight seeds unchanged).
+      // other 2,047 rows of the eight seeds unchanged).
       if (taught !== undefined && servedPerMs !== undefined && servedPerMs >= taught) return;
       const floorPerMs = learning.sampled?.refused(now, now + wait, taught);
       // Refused again before it admitted a sample's worth, with a wait shorter than the taught

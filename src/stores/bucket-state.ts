@@ -513,9 +513,9 @@ export function lower(
 /**
  * The real cost of a started request is known: policy `i` is charged `amounts[i]` more, or
  * given it back where negative (see `Part.adjust`; `reservedAt`: when its reserve was taken, ms
- * from `now`, as `Store.adjust` passes it), and so is a learned policy in its unit, whole (a reserve of tokens given back
- * is not held in the spread either; spread evenly without a burst, it is slower than the
- * server's bucket already, and nothing it absorbed is the server's).
+ * from `now`, as `Store.adjust` passes it), and so is a learned policy in its unit, whole (a
+ * reserve of tokens given back is not held in the spread either; spread evenly without a burst,
+ * it is slower than the server's bucket already, and nothing it absorbed is the server's).
  */
 export function adjust(
   state: BucketState,
