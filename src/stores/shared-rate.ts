@@ -56,7 +56,10 @@ export interface SharedRate {
   stamp: number;
   /** ms of debt ahead of `stamp`. */
   debt: number;
-  /** Refusals since the last cut: the pause after each grows (`PAUSE_GROWTH`). */
+  /**
+   * Refusals since the last cut: the pause after each grows (`PAUSE_GROWTH`). For a rate a
+   * refusal with a wait taught, 1 once a refused probe held it (`refusedWithWait`).
+   */
   streak: number;
   /**
    * Shared-clock ms of the last refusal that changed anything: a request sent no later was
@@ -113,10 +116,16 @@ function decayed(admissions: SharedAdmissions, now: number): number {
 }
 
 /** Counts `amount` more admitted (negative: refused) at `now`, never below none. */
-export function admit(admissions: SharedAdmissions, now: number, amount: number): void {
+export function admit(
+  admissions: SharedAdmissions,
+  now: number,
+  amount: number,
+  inSample = true,
+): void {
   const count = decayed(admissions, now) + amount;
   admissions.count = count > 0 ? count : 0;
   if (now > admissions.at) admissions.at = now;
+  if (!inSample) return;
   if (!(admissions.sample > 0) && amount > 0) admissions.since = now;
   const sample = admissions.sample + amount;
   admissions.sample = sample > 0 ? sample : 0;
@@ -246,7 +255,7 @@ export function refused(
   // probe says to `AdaptiveRate`. Cut for it after HOLD_MS, the rate read the quiet second
   // of a spent window as the ceiling: three processes on Redis against HAProxy (which counts
   // refusals) through the jitter proxy held a third of its rate for RAISE_MS, in 3 of 19 runs.
-  const probe = rate.granted === 0 || sentAt < rate.probeAt + 1 / rateAt(rate, now);
+  const probe = refusedProbe(rate, now, sentAt);
   rate.granted = 0;
   if (now >= rate.cutAt + AIMD.HOLD_MS && !probe) {
     const current = rateAt(rate, now);
@@ -310,8 +319,16 @@ export function refusedWithWait(
   waitMs: number,
 ): SharedRate | undefined {
   const { since } = admissions;
-  admit(admissions, now, -1);
+  // A request granted before the sample began is none of it (an echo of the last sample's
+  // refusal, which shrinks the rate that sample taught): counted in the sample, echoes of the
+  // slow start's burst left 4 of the 8 admitted since, and a GCRA of 60 per second with a burst
+  // of 5 was paced at 12 (0.20x of its rate after two windows in one seed of three of
+  // `DIALECT=traefik npm run measure:store`).
+  admit(admissions, now, -1, sentAt >= since);
   if (rate !== undefined && sentAt <= rate.refusedAt) {
+    // Granted after the refusal that taught the rate (an echo of a refused probe): not in its
+    // sample.
+    if (sentAt > rate.cutAt) return rate;
     if (rate.sample > 1) {
       const shrunk = (rate.sample - 1) / rate.sample;
       rate.sample--;
@@ -321,6 +338,25 @@ export function refusedWithWait(
     return rate;
   }
   const admitted = admissions.sample;
+  if (
+    rate !== undefined &&
+    rate.sample > 0 &&
+    rate.streak === 0 &&
+    refusedProbe(rate, now, sentAt)
+  ) {
+    // The first permit after the block refused: the server's window is still spent (it counted
+    // what it refused then too), which says nothing of the rate. Its requests in flight are
+    // echoes of this refusal, not of the rate's sample. Taught by the few admitted since, three
+    // pacers on one store against a sliding window that counts refusals, saying Traefik's exact
+    // `X-Retry-In`, learned 11 per second of its 60 from 3 sent as the block ended, then 4 per
+    // second as their refusals came (0.06-0.07x of its rate in two seeds of three, `DIALECT=traefik
+    // npm run measure:store`). Once between two samples (`streak`): a rate too fast whose block
+    // lets one permit through and refuses the next, a few ms later, taught nothing for good.
+    rate.refusedAt = now;
+    rate.granted = 0;
+    rate.streak = 1;
+    return rate;
+  }
   if (!(admitted >= MIN_SAMPLE)) {
     // Too few to say: the sample goes on past this refusal, to the next.
     if (rate !== undefined) rate.refusedAt = now;
@@ -330,6 +366,14 @@ export function refusedWithWait(
   const ceiling = admitted / windowOfWait(since, now, sentAt, waitMs);
   const perMs = Math.max(ceiling * AIMD.HEADROOM, FLOOR_PER_MS);
   return perMs < ownPerMs ? madeAt(now, perMs, ceiling, admitted) : undefined;
+}
+
+/**
+ * Whether a refusal at `now` of a request sent at `sentAt` is of the key's probe: the first
+ * permit granted after its last refusal (or one taken with it, by a late client).
+ */
+function refusedProbe(rate: SharedRate, now: number, sentAt: number): boolean {
+  return rate.granted === 0 || sentAt < rate.probeAt + 1 / rateAt(rate, now);
 }
 
 /** A rate made by a refusal at `now`: cut then, owing nothing, nothing granted since. */

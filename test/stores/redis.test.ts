@@ -213,6 +213,24 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 14 }, () => ({ ...quiet, dt: 5_000, costs: [1, 1, 1] })),
             ],
           ],
+          // A rate an exact wait taught; as its block ends the probe is refused (held), with an
+          // echo of it and one of the sample; then a probe refused again, which measures.
+          [
+            [{ algorithm: gcra, limit: 100, windowMs: 1_000 }],
+            [
+              ...Array.from({ length: 30 }, () => ({ ...quiet, dt: 10 })),
+              { ...quiet, waited: { sentAt: -20, waitMs: 250 } },
+              { ...quiet, dt: 250 },
+              { ...quiet, dt: 20 },
+              { ...quiet, dt: 10, waited: { sentAt: -30, waitMs: 250 } },
+              { ...quiet, dt: 5, waited: { sentAt: -290, waitMs: 250 } },
+              { ...quiet, dt: 255 },
+              { ...quiet, dt: 20 },
+              { ...quiet, dt: 20 },
+              { ...quiet, dt: 5, waited: { sentAt: -45, waitMs: 1 } },
+              ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 30 })),
+            ],
+          ],
           // Ten granted in a second make a slow rate, cut 1.5 s later below the ceiling it
           // measured; then 16 s without a refusal: the ceiling raised, and raised more.
           [

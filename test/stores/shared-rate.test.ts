@@ -313,6 +313,61 @@ describe('the rate a store learns from refusals that say when to come back', () 
     expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(19, 9);
   });
 
+  it('is held when the first permit after the block is refused (the window still spent), echoes and all', () => {
+    // 29 admitted from 0 until the wait's end at 550: 52.7 per second, paced at 50.1.
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, waited(250, -20));
+    const ceiling = (29 * 1_000) / 550;
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(ceiling, 9);
+    // Four granted as the block ends, 20 ms apart; the first refused with another wait, then two
+    // more: the server still counted the last window, which says nothing of the rate.
+    const sends = [550, 570, 590, 610];
+    for (const at of sends) expect(decide(state, limits, at, [1], false)[0]?.allowed).toBe(true);
+    observe(state, limits, 620, waited(100, 550 - 620));
+    observe(state, limits, 625, waited(95, 570 - 625));
+    observe(state, limits, 630, waited(90, 590 - 630));
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(ceiling, 9);
+    expect((state.rate?.perMs ?? 0) * 1_000).toBeCloseTo(ceiling * AIMD.HEADROOM, 9);
+    expect(state.blockedUntil).toBe(720);
+    // A refusal past the probe measures again: the one admitted of the four and four of five
+    // granted after the block, from the first of the four (550) until its wait's end.
+    for (let i = 0; i < 5; i++) decide(state, limits, 720 + i * 20, [1], false);
+    observe(state, limits, 820, waited(30, 800 - 820));
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((5 * 1_000) / (850 - 550), 9);
+  });
+
+  it('is held by a refused probe once between two samples', () => {
+    // Paced too fast (52.7 per second taught for a server of fewer): after each block one permit
+    // is admitted and the next refused, 10 ms later, within a permit of the first.
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, waited(250, -20));
+    const ceiling = state.rate?.ceiling ?? 0;
+    decide(state, limits, 550, [1], false);
+    decide(state, limits, 560, [1], false);
+    observe(state, limits, 565, waited(20, -5));
+    expect(state.rate?.ceiling).toBe(ceiling);
+    for (const at of [585, 605, 625])
+      expect(decide(state, limits, at, [1], false)[0]?.allowed).toBe(true);
+    observe(state, limits, 630, waited(20, 585 - 630));
+    // Not held again, though the probe was refused: 3 admitted since 550, until the wait's end.
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((3 * 1_000) / (650 - 550), 9);
+  });
+
+  it('counts in the next sample none of the last one’s echoes', () => {
+    // 29 admitted from 0 until the wait's end at 350: 82.9 per second, paced at 78.7.
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, waited(50, -20));
+    // Eight granted after the block, while three echoes of the first sample come.
+    for (let i = 0; i < 8; i++) decide(state, limits, 350 + i * 13, [1], false);
+    observe(state, limits, 355, waited(45, 270 - 355));
+    observe(state, limits, 360, waited(40, 280 - 360));
+    observe(state, limits, 365, waited(35, 290 - 365));
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((26 * 1_000) / 350, 9);
+    // Refused, the sixth of the eight: seven of them admitted, from 350 until the wait's end.
+    observe(state, limits, 460, waited(10, 415 - 460));
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((7 * 1_000) / (470 - 350), 9);
+  });
+
   it('is not taught by fewer than MIN_SAMPLE admitted: the sample goes on to the next refusal', () => {
     const state = grantedState(2, 10);
     observe(state, limits, 20, waited(1_000));

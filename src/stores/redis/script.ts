@@ -304,11 +304,12 @@ local function share_counted(a)
   if not (history > ${AIMD.SEED_MS}) then history = ${AIMD.SEED_MS} end
   return 1 - math.exp(-history / ${AIMD.ADMISSIONS_MS})
 end
-local function admit(amount)
+local function admit(amount, out_of_sample)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local count = decayed(A, now) + amount
   if count > 0 then A.count = count else A.count = 0 end
   if now > A.at then A.at = now end
+  if out_of_sample then return end
   if not (A.sample > 0) and amount > 0 then A.since = now end
   local sample = A.sample + amount
   if sample > 0 then A.sample = sample else A.sample = 0 end
@@ -331,6 +332,10 @@ local function pause(r)
   if owed > ms then r.v = owed else r.v = ms end
   r.s = now
 end
+-- Whether a refusal of a request sent at sent is of the key's probe, as refusedProbe.
+local function refused_probe(sent)
+  return R.granted == 0 or sent < R.probe_at + 1 / rate_at(R, now)
+end
 local function refused(sent)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local admitted = decayed(A, now) / ${AIMD.ADMISSIONS_MS}
@@ -352,7 +357,7 @@ local function refused(sent)
   R.sample = 0
   local in_flight = 0
   if R.granted > 1 then in_flight = R.granted - 1 end
-  local probe = R.granted == 0 or sent < R.probe_at + 1 / rate_at(R, now)
+  local probe = refused_probe(sent)
   R.granted = 0
   if now >= R.cutAt + ${AIMD.HOLD_MS} and not probe then
     local current = rate_at(R, now)
@@ -390,14 +395,21 @@ end
 local function refused_with_wait(sent, wait)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local since = A.since
-  admit(-1)
+  admit(-1, sent < since)
   if R ~= nil and sent <= R.refusedAt then
+    if sent > R.cutAt then return end
     if R.sample > 1 then
       local shrunk = (R.sample - 1) / R.sample
       R.sample = R.sample - 1
       R.perMs = R.perMs * shrunk
       R.ceiling = R.ceiling * shrunk
     end
+    return
+  end
+  if R ~= nil and R.sample > 0 and R.streak == 0 and refused_probe(sent) then
+    R.refusedAt = now
+    R.granted = 0
+    R.streak = 1
     return
   end
   local admitted = A.sample
