@@ -55,6 +55,11 @@ interface Scenario {
   readonly later: readonly Batch[];
   /** A GCRA server's burst (requests at once), told to the published client too. */
   readonly burst?: number;
+  /**
+   * A sliding log or sliding window that counts refused hits too (rolling-rate-limiter,
+   * HAProxy's `http_req_rate`): a client refused stays refused until it slows down.
+   */
+  readonly countsRefused?: boolean;
 }
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc
@@ -66,6 +71,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
     low: fc.integer({ min: 0, max: 50 }),
     width: fc.integer({ min: 0, max: 100 }),
     seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
+    countsRefused: fc.boolean(),
   })
   .chain(({ low, width, ...server }) =>
     fc
@@ -97,7 +103,7 @@ type Client = 'published' | 'sliding-log' | 'generous' | 'zero-config';
  * how many times it settled, in call order.
  */
 async function run(client: Client, scenario: Scenario, onOneStore = 1) {
-  const { scheme, dialect, limit, windowMs, delayMs, seed, burst } = scenario;
+  const { scheme, dialect, limit, windowMs, delayMs, seed, burst, countsRefused } = scenario;
   const told = burst === undefined ? {} : { burst };
   server.resetHandlers();
   const { clock, backend, net } = servedThroughNetwork({
@@ -106,6 +112,7 @@ async function run(client: Client, scenario: Scenario, onOneStore = 1) {
     windowMs,
     dialect,
     ...told,
+    ...(countsRefused === true ? { countsRefused } : {}),
     delayMs,
     seed,
   });

@@ -28,6 +28,12 @@ export const BARE_SERVERS: Record<string, { scheme: Scheme; idealMs: number }> =
     scheme: { scheme: 'fixed-window' },
     idealMs: (Math.ceil(CALLS / RATE) - 1) * 1_000,
   },
+  // rolling-rate-limiter's: every attempt logged, so a client refused stays refused until it
+  // slows down.
+  'rolling-like sliding log, refusals counted': {
+    scheme: { scheme: 'sliding-log', countsRefused: true },
+    idealMs: (Math.ceil(CALLS / RATE) - 1) * 1_000,
+  },
   'sliding log': {
     scheme: { scheme: 'sliding-log' },
     idealMs: (Math.ceil(CALLS / RATE) - 1) * 1_000,

@@ -71,7 +71,10 @@ export interface CountingServerOptions {
   readonly burst?: number;
   /**
    * For `'sliding-window'`: refused hits count too, as in HAProxy's `http_req_rate` (every
-   * tracked request increments the stick table's counter). @default false (Upstash's)
+   * tracked request increments the stick table's counter). @default false (Upstash's). For
+   * `'sliding-log'`: refused hits are logged too, as rolling-rate-limiter logs every attempt
+   * (https://github.com/peterkhayes/rolling-rate-limiter: "all of their actions will be blocked
+   * until they pause or slow their requests"). @default false
    */
   readonly countsRefused?: boolean;
   readonly dialect: CountingDialect;
@@ -99,18 +102,21 @@ export interface Verdict {
 
 export type Counter = (at: number) => Verdict;
 
-function slidingLog(limit: number, windowMs: number): Counter {
-  const accepted: number[] = [];
+function slidingLog(limit: number, windowMs: number, countsRefused: boolean): Counter {
+  const logged: number[] = [];
   return (at) => {
-    while (accepted.length > 0 && (accepted[0] as number) <= at - windowMs) accepted.shift();
-    const admitted = accepted.length < limit;
-    if (admitted) accepted.push(at);
-    const oldest = accepted[0] ?? at;
+    while (logged.length > 0 && (logged[0] as number) <= at - windowMs) logged.shift();
+    const admitted = logged.length < limit;
+    if (admitted || countsRefused) logged.push(at);
+    // Admitted once all but `limit - 1` of the log are a window old: the oldest, counting only
+    // what was accepted; with refused hits logged too, the one `limit` from the newest
+    // (rolling-rate-limiter's `timestamps[n - maxInInterval] + interval - now`).
+    const freeing = logged[Math.max(0, logged.length - limit)] ?? at;
     return {
       admitted,
-      remaining: limit - accepted.length,
-      resetMs: (accepted.at(-1) ?? at) + windowMs - at,
-      retryMs: admitted ? 0 : oldest + windowMs - at,
+      remaining: Math.max(0, limit - logged.length),
+      resetMs: (logged.at(-1) ?? at) + windowMs - at,
+      retryMs: admitted ? 0 : freeing + windowMs - at,
     };
   };
 }
@@ -193,7 +199,7 @@ export function schemeCounter(
 ): Counter {
   const { scheme, limit, windowMs } = options;
   return scheme === 'sliding-log'
-    ? slidingLog(limit, windowMs)
+    ? slidingLog(limit, windowMs, options.countsRefused === true)
     : scheme === 'fixed-window'
       ? fixedWindow(limit, windowMs)
       : scheme === 'sliding-window'
