@@ -33,7 +33,7 @@ const GROWTH = 1.05;
  */
 export const RAISE_MS = 60_000;
 /** Of the permits a period of the rate allowed, the share the server must have admitted. */
-const KEPT = 0.9;
+export const KEPT = 0.9;
 
 export class SampledRate {
   /** The fastest rate (permits per ms) not shown too fast: the slowest refused, or a sample's. */

@@ -213,6 +213,20 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 14 }, () => ({ ...quiet, dt: 5_000, costs: [1, 1, 1] })),
             ],
           ],
+          // A rate a whole-second wait taught, paced for 1.6 s, then refused once: no slower than
+          // KEPT of it.
+          [
+            [{ algorithm: gcra, limit: 100, windowMs: 1_000 }],
+            [
+              ...Array.from({ length: 30 }, () => ({ ...quiet, dt: 10 })),
+              { ...quiet, waited: { sentAt: -20, waitMs: 1_000 } },
+              { ...quiet, dt: 1_000 },
+              ...Array.from({ length: 43 }, () => ({ ...quiet, dt: 37 })),
+              { ...quiet, dt: 9, waited: { sentAt: -9, waitMs: 1_000 } },
+              { ...quiet, dt: 1_000 },
+              ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 20 })),
+            ],
+          ],
           // A rate an exact wait taught; as its block ends the probe is refused (held), with an
           // echo of it and one of the sample; then a probe refused again, which measures.
           [

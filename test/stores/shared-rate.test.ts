@@ -353,6 +353,27 @@ describe('the rate a store learns from refusals that say when to come back', () 
     expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((3 * 1_000) / (650 - 550), 9);
   });
 
+  it('after a sample its rate kept for a second or more, is no slower than KEPT of that rate', () => {
+    // Taught 29 per second (27.55 paced), then paced at it for 1.6 s, all admitted but the last.
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, waited(1_000, -20));
+    const paced = (state.rate?.perMs ?? 0) * 1_000;
+    for (let i = 0; i < 44; i++) {
+      expect(decide(state, limits, 1_300 + i * 37, [1], false)[0]?.allowed).toBe(true);
+    }
+    observe(state, limits, 2_900, waited(1_000, -9));
+    // Over whole seconds the 43 admitted read as two seconds' worth: 20.4 per second paced.
+    // The rate they kept, just too fast: 0.9 of it.
+    expect((state.rate?.perMs ?? 0) * 1_000).toBeCloseTo(paced * 0.9, 9);
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((paced * 0.9) / AIMD.HEADROOM, 9);
+    // A sample under a second says no such thing: 19 of 20 sent over 0.74 s, a second's worth.
+    for (let i = 0; i < 20; i++) {
+      expect(decide(state, limits, 3_900 + i * 39, [1], false)[0]?.allowed).toBe(true);
+    }
+    observe(state, limits, 4_650, waited(1_000, -10));
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(19, 9);
+  });
+
   it('counts in the next sample none of the last one’s echoes', () => {
     // 29 admitted from 0 until the wait's end at 350: 82.9 per second, paced at 78.7.
     const state = grantedState(30, 10);

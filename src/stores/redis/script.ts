@@ -2,7 +2,7 @@ import { AIMD, MIN_SAMPLE, MOST_RAISES, SPENT_STREAK } from '../../core/adaptive
 import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
-import { RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
+import { KEPT, RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
 import { LATE_PERMITS } from '../shared-rate.js';
 import { LOW_ROOMS } from '../../core/low-room.js';
 
@@ -332,7 +332,7 @@ local function pause(r)
   if owed > ms then r.v = owed else r.v = ms end
   r.s = now
 end
--- Whether a refusal of a request sent at sent is of the key's probe, as refusedProbe.
+-- As refusedProbe.
 local function refused_probe(sent)
   return R.granted == 0 or sent < R.probe_at + 1 / rate_at(R, now)
 end
@@ -427,6 +427,14 @@ local function refused_with_wait(sent, wait)
   local ceiling = admitted / window
   local per = ceiling * ${AIMD.HEADROOM}
   if not (per > FLOOR) then per = FLOOR end
+  -- As keptPerMs.
+  if R ~= nil and R.sample > 0 and now - since >= ${AIMD.DOUBLE_MS} then
+    local kept = rate_at(R, now) * ${KEPT}
+    if admitted >= kept * (now - since) and kept > per then
+      per = kept
+      ceiling = kept / ${AIMD.HEADROOM}
+    end
+  end
   if not (per < own_per_ms) then
     R = nil
     return
