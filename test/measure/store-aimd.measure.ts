@@ -65,6 +65,8 @@ async function runOne(scheme: Scheme, delayMs: readonly [number, number], seed: 
         return response;
       },
       clock,
+      // Unix resets (`X-RateLimit-Reset: 1700000001`) are read against the server's wall clock.
+      wallClock: backend.wallClock,
       retry: { random: seededRandom(seed * 10 + i) },
     }),
   );
