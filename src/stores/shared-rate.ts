@@ -306,8 +306,10 @@ export function refused(
  * `@fastify/rate-limit` saying only `retry-after` ran at 0.44-0.76x of its rate after two
  * windows, 0.95-0.97x with this (`npm run bench:servers:store`).
  *
- * A refusal of a request sent before the last one came is an echo of the same excess: its grant
- * was counted in the sample, which is one less, and so is the rate. Returns the rate, or
+ * A refusal of a request sent before the last one came is an echo of the same excess: if its
+ * grant was counted in the sample that taught the rate, the sample is one less, and so is the
+ * rate. A refused probe holds the rate (once between two samples), and a sample its rate kept
+ * for a second teaches no slower than `KEPT` of it (`keptPerMs`). Returns the rate, or
  * undefined when none paces the key (its own is slower).
  */
 export function refusedWithWait(
