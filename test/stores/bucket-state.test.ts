@@ -318,6 +318,30 @@ describe('a policy learned through a store (SharedLearned)', () => {
     expect(peek(state, both, 100, [1, 1]).allowed).toBe(true);
   });
 
+  it('spaces its permits by a window and half the round trip its answers took, per permit', () => {
+    // The server counts arrivals, which jitter spreads by up to about half a round trip each
+    // way: sends a window and that apart per 4 arrive no more than 4 in any window.
+    const state = normalize(undefined, limits, 0);
+    const policy = { kind: 'policy', limit: 4, windowMs: 1_000 } as const;
+    observe(state, limits, 0, { ...policy, sentAt: -400 });
+    expect(decide(state, limits, 0, [1], false)[0]?.allowed).toBe(true);
+    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(300);
+    // A shorter round trip does not narrow it at once: the longest heard halves each window.
+    observe(state, limits, 0, { ...policy, sentAt: -100 });
+    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(300);
+    expect(decide(state, limits, 1_000, [1], false)[0]?.allowed).toBe(true);
+    expect(peek(state, limits, 1_000, 1).retryAfterMs).toBe(275);
+    // A longer one widens it at once, a count's answer as a policy's; a new policy keeps the
+    // network's round trip.
+    observe(state, limits, 1_000, { kind: 'quota', remaining: 3, sentAt: -600 });
+    learn(state, 1_000, 2, 1_000);
+    expect(decide(state, limits, 1_000, [1], false)[0]?.allowed).toBe(true);
+    expect(peek(state, limits, 1_000, 1).retryAfterMs).toBe(650);
+    // A signal that does not say when its request was sent changes nothing.
+    observe(state, limits, 1_000, { kind: 'policy', limit: 2, windowMs: 1_000 });
+    expect(state.learned?.[0]).toMatchObject({ roundTripMs: 600, heardAt: 1_000 });
+  });
+
   it('lets a request bigger than one permit go when due, and makes it pay for all of it', () => {
     const state = learned();
     expect(decide(state, limits, 0, [3], false)[0]?.allowed).toBe(true);
@@ -360,6 +384,11 @@ describe('a policy learned through a store (SharedLearned)', () => {
       windowMs: 1_000,
       of: 0,
     });
+    // A round trip is read back with the time it was heard, or not at all.
+    const heard = { ...sound, roundTripMs: 80, heardAt: 3 };
+    expect(read(heard)).toEqual([heard]);
+    expect(read({ ...sound, roundTripMs: Number.NaN, heardAt: 3 })).toEqual([sound]);
+    expect(read({ ...sound, roundTripMs: 80 })).toEqual([sound]);
     // A policy in a unit the key does not count teaches nothing; in one it counts, that unit.
     const policy = { kind: 'policy', limit: 5, windowMs: 1_000, unit: 'tokens' } as const;
     expect(effectOn(policy, 1, undefined)).toBeUndefined();

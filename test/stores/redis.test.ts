@@ -23,6 +23,7 @@ import {
   adjust,
   type BucketState,
   decide,
+  heardRoundTrip,
   learn,
   lower,
   normalize,
@@ -340,6 +341,8 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               fc.record({
                 remaining: fc.integer({ min: 0, max: 30 }),
                 policy: fc.integer({ min: 0, max: 2 }),
+                // The round trip of the answer that said so (0: not known).
+                roundTripMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 40_000 })),
               }),
               { nil: undefined, freq: 4 },
             ),
@@ -358,6 +361,11 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
                 limit: fc.integer({ min: 1, max: 60 }),
                 windowMs: fc.constantFrom(60_000, 63_000),
                 of: fc.integer({ min: 0, max: 2 }),
+                // The round trip of the answer that stated it (0: not known).
+                roundTripMs: fc.oneof(
+                  fc.constant(0),
+                  fc.double({ min: 0, max: 40_000, noNaN: true }),
+                ),
               }),
               { nil: undefined, freq: 4 },
             ),
@@ -374,15 +382,19 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             now += step.dt;
             if (step.lower !== undefined) {
               const which = [Math.min(step.lower.policy, limits.length - 1)];
-              const args = [step.lower.remaining, ...which.map((index) => index + 1)];
+              const { remaining, roundTripMs } = step.lower;
+              const args = [remaining, roundTripMs, ...which.map((index) => index + 1)];
               await script(key, scriptArgs('l', limits, args, String(now)));
-              lower(state, limits, now, step.lower.remaining, which);
+              lower(state, limits, now, remaining, which);
+              heardRoundTrip(state, now, which[0] as number, roundTripMs);
             }
             if (step.learn !== undefined) {
-              const { limit, windowMs } = step.learn;
+              const { limit, windowMs, roundTripMs } = step.learn;
               const of = Math.min(step.learn.of, limits.length - 1);
-              await script(key, scriptArgs('a', limits, [limit, windowMs, of], String(now)));
+              const args = [limit, windowMs, of, roundTripMs];
+              await script(key, scriptArgs('a', limits, args, String(now)));
               learn(state, now, limit, windowMs, of);
+              heardRoundTrip(state, now, of, roundTripMs);
             }
             if (step.adjust !== undefined) {
               const amounts = step.adjust.slice(0, limits.length);

@@ -5,6 +5,7 @@ import type { StoreCost } from '../../pacer/store-contract.js';
 import { KEPT, RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
 import { LATE_PERMITS } from '../shared-rate.js';
 import { LOW_ROOMS } from '../../core/low-room.js';
+import { MAX_DELAY_MS } from '../../core/signal.js';
 
 /**
  * The token bucket and GCRA of `bucket-state.ts`, as one Lua script per decision: Redis runs a
@@ -17,9 +18,10 @@ import { LOW_ROOMS } from '../../core/low-room.js';
  * nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
  * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
  * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block:
- * ms; lower: the permits left, then the (1-based) policies to lower, all when none; learn: the
+ * ms; lower: the permits left, the round trip of the answer that said so (ms; 0: not known),
+ * then the (1-based) policies to lower, all when none; learn: the
  * limit and window the server advertised, and the (0-based) first policy of its unit (0: the
- * main unit); adjust: one amount per policy (negative gives back); refused: when the refused
+ * main unit), and the round trip of the answer that stated it (ms; 0: not known); adjust: one amount per policy (negative gives back); refused: when the refused
  * request was sent (ms from now, 0 or less), then the policies to lower to 0 as for lower;
  * refused with a wait: when it was sent, and the wait (ms). A cost is a number, charged to
  * every policy, or one amount per policy each followed by a comma (`1,812,`: see `StoreCost`
@@ -29,7 +31,8 @@ import { LOW_ROOMS } from '../../core/low-room.js';
  * ms of debt ahead of the stamp for gcra), written with 17 significant digits so they read back
  * exactly; and, per policy `N` of a unit whose server's policy a client learned (the main
  * unit's first, `N` = 1; another unit's first), `lqN` and `lwN` (its limit and window), `lsN`
- * and `lvN` (stamp and debt of its GCRA: `SharedLearned` in bucket-state.ts); the rate
+ * and `lvN` (stamp and debt of its GCRA), `lhN` and `ltN` (the round trip it spaces permits by
+ * and when it was heard: `SharedLearned` in bucket-state.ts); the rate
  * refusals taught (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut
  * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq`
  * (the first of those granted at), `rm` (the sample a wait taught it from); and the admissions
@@ -72,6 +75,8 @@ for i = 1, n do
   fields[#fields + 1] = 'lw' .. i
   fields[#fields + 1] = 'ls' .. i
   fields[#fields + 1] = 'lv' .. i
+  fields[#fields + 1] = 'lh' .. i
+  fields[#fields + 1] = 'lt' .. i
 end
 local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq', 'rm'}
 local first_rate = #fields + 1
@@ -102,10 +107,12 @@ local had_rate = R ~= nil
 -- L[i]: the learned policy that counts policy i's amounts, if any.
 local L = {}
 for i = 1, n do
-  local at = 2 * n + 1 + (i - 1) * 4
+  local at = 2 * n + 1 + (i - 1) * 6
   local lq, lw = tonumber(raw[at + 1]), tonumber(raw[at + 2])
   local ls, lv = tonumber(raw[at + 3]), tonumber(raw[at + 4])
-  if lq and lw and ls and lv then L[i] = { limit = lq, window = lw, s = ls, v = lv } end
+  if lq and lw and ls and lv then
+    L[i] = { limit = lq, window = lw, s = ls, v = lv, rt = tonumber(raw[at + 5]), heard = tonumber(raw[at + 6]) }
+  end
 end
 local S, V = {}, {}
 for i = 1, n do
@@ -251,9 +258,17 @@ local function ldebt(l, at)
   if l.v > elapsed then return l.v - elapsed end
   return 0
 end
+-- The round trip a learned policy spaces its permits by (roundTripAt in bucket-state.ts).
+local function lrtt(l, at)
+  if not (l.rt and l.heard) then return 0 end
+  local elapsed = at - l.heard
+  if elapsed > 0 then return l.rt * 0.5 ^ (elapsed / l.window) end
+  return l.rt
+end
+local function lspacing(l, at) return (l.window + lrtt(l, at) / 2) / l.limit end
 local function decide_learned(l, cost)
   if cost == 0 then return {1, 0, 0, 0, l.limit, 0}, nil end
-  local spacing = l.window / l.limit
+  local spacing = lspacing(l, now)
   local d = ldebt(l, now)
   if d > EPS * spacing then return {0, 0, wholems(d), wholems(d), l.limit, 1} end
   local after = d + cost * spacing
@@ -487,6 +502,14 @@ local function decide(C, take)
 end
 
 local out, changed = {}, false
+-- An answer of the unit whose first policy is of took rt ms (heardRoundTrip).
+local function heard(of, rt)
+  local l = L[of]
+  if l and rt > lrtt(l, now) then
+    l.rt, l.heard = math.min(rt, ${MAX_DELAY_MS}), now
+    changed = true
+  end
+end
 if op == 't' then
   local stop = ARGV[arg] == '1'
   for k = arg + 1, #ARGV do
@@ -510,14 +533,18 @@ elseif op == 'a' then
   local of = (tonumber(ARGV[arg + 2]) or 0) + 1
   local l = L[of]
   if of <= n and not (l and l.limit == limit and math.abs(l.window - window) <= window / 10) then
-    L[of] = { limit = limit, window = window, s = now, v = 0 }
+    -- The network's round trip is kept (learn in bucket-state.ts).
+    if l then L[of] = { limit = limit, window = window, s = now, v = 0, rt = l.rt, heard = l.heard }
+    else L[of] = { limit = limit, window = window, s = now, v = 0 } end
     changed = true
   end
+  heard(of, tonumber(ARGV[arg + 3]) or 0)
 elseif op == 'l' then
   local remaining = tonumber(ARGV[arg])
   local which = {}
-  for k = arg + 1, #ARGV do which[#which + 1] = tonumber(ARGV[k]) end
+  for k = arg + 2, #ARGV do which[#which + 1] = tonumber(ARGV[k]) end
   if #which == 0 then for i = 1, n do which[i] = i end end
+  heard(which[1], tonumber(ARGV[arg + 1]) or 0)
   for _, i in ipairs(which) do
     if P[i] and tokens(i, now) > remaining then
       local p = P[i]
@@ -567,7 +594,7 @@ elseif op == 'd' then
       if now > S[i] then S[i] = now end
       local l = L[i]
       if l then
-        l.v = math.max(0, ldebt(l, now) + amount * (l.window / l.limit))
+        l.v = math.max(0, ldebt(l, now) + amount * lspacing(l, now))
         if now > l.s then l.s = now end
       end
       if i == 1 and R then
@@ -635,6 +662,12 @@ if changed then
         set[#set + 1] = string.format('%.17g', l.s)
         set[#set + 1] = 'lv' .. i
         set[#set + 1] = string.format('%.17g', l.v)
+        if l.rt and l.heard then
+          set[#set + 1] = 'lh' .. i
+          set[#set + 1] = string.format('%.17g', l.rt)
+          set[#set + 1] = 'lt' .. i
+          set[#set + 1] = string.format('%.17g', l.heard)
+        end
       end
     end
     if R then

@@ -176,10 +176,14 @@ class RedisBuckets implements RedisStore {
         : this.once(key, 'f', [sentAt, ...some], call));
       return;
     }
+    // The round trip spaces the learned policy of the signal's unit (`heardRoundTrip`).
+    const roundTripMs = effect.roundTripMs ?? 0;
     if (learns !== undefined) {
-      await this.once(key, 'a', [learns.limit, learns.windowMs, learns.of], call);
+      await this.once(key, 'a', [learns.limit, learns.windowMs, learns.of, roundTripMs], call);
     }
-    if (remaining !== undefined) await this.once(key, 'l', [remaining, ...some], call);
+    if (remaining !== undefined) {
+      await this.once(key, 'l', [remaining, roundTripMs, ...some], call);
+    }
     if (blockMs > 0) await this.once(key, 'b', [blockMs], call);
   }
 
