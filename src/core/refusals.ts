@@ -236,7 +236,7 @@ function servedWhileBusy(learning: WithLearned, now: number, wait: number): numb
  * The shortest window a rate a refusal taught is counted over (see `paceAt`): a second, the
  * window most servers count.
  */
-const RATE_WINDOW_MS = 1_000;
+export const RATE_WINDOW_MS = 1_000;
 
 /**
  * Paces `key` at `limit` per `windowMs`, a rate a refusal taught, spaced from the block's end

@@ -180,6 +180,7 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
     const granted = Number.isFinite(rate.granted) ? (rate.granted as number) : 0;
     const probeAt = Number.isFinite(rate.probeAt) ? (rate.probeAt as number) : refusedAt;
     const sample = Number.isFinite(rate.sample) ? (rate.sample as number) : 0;
+    const roundTripMs = Number.isFinite(rate.roundTripMs) ? (rate.roundTripMs as number) : 0;
     state.rate = {
       perMs,
       ceiling,
@@ -191,6 +192,7 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
       granted,
       probeAt,
       sample,
+      roundTripMs,
     };
   }
   const admissions = found.admissions as Partial<SharedAdmissions> | undefined;

@@ -1,6 +1,6 @@
 import { AIMD, MIN_SAMPLE, MOST_RAISES, SPENT_STREAK } from '../core/adaptive-rate.js';
 import { allow, type Decision, deny, EPSILON, wholeMs } from '../core/decision.js';
-import { windowOfWait } from '../core/refusals.js';
+import { RATE_WINDOW_MS, windowOfWait } from '../core/refusals.js';
 import { KEPT, RAISE_MS as SAMPLED_RAISE_MS } from '../core/sampled-rate.js';
 
 /**
@@ -78,6 +78,12 @@ export interface SharedRate {
    * less its echoes since; 0 for a rate bare refusals made or cut.
    */
   sample: number;
+  /**
+   * The longest round trip (ms) of the refusals with a wait since the one that taught the rate
+   * (its echoes'): its permits are spaced by half of it more per `RATE_WINDOW_MS` (`spacingOf`).
+   * 0 for a rate bare refusals made.
+   */
+  roundTripMs: number;
 }
 
 /**
@@ -198,12 +204,25 @@ export function raisedBy(elapsed: number, afterMs: number = AIMD.RAISE_MS): numb
  * ms late for most (three processes on Redis against real HAProxy ran at 0.85-0.89x of its
  * rate where 0.95x was paced).
  */
-function debtAt(rate: SharedRate, at: number, spacing = 1 / rateAt(rate, at)): number {
+function debtAt(rate: SharedRate, at: number, spacing = spacingOf(rate, at)): number {
   const elapsed = at - rate.stamp;
   if (!(elapsed > 0)) return rate.debt;
   const debt = rate.debt - elapsed;
   const credit = -LATE_PERMITS * spacing;
   return debt > credit ? debt : credit;
+}
+
+/**
+ * ms between two permits of `rate` at `at`: `1 / rate`, and for a rate a refusal with a wait
+ * taught, half its round trip more per `RATE_WINDOW_MS`, as a lone pacer counts such a rate
+ * arrival-safe over that window (core/refusals.ts `paceAt`). The rate is what the server admitted
+ * in its window, paced at `HEADROOM` of it, a twentieth (50 ms a second) to spare: less than the
+ * 55 ms jitter may bunch a second's arrivals by through 5-60 ms each way, and three processes on
+ * one store against rolling-rate-limiter (a sliding log that logs what it refuses, saying a
+ * whole-second `Retry-After`) had refusals after two windows in seven runs of eight.
+ */
+function spacingOf(rate: SharedRate, at: number): number {
+  return (1 + rate.roundTripMs / 2 / RATE_WINDOW_MS) / rateAt(rate, at);
 }
 
 /** Permits a late client may take at once to catch up (see `debtAt`). */
@@ -215,7 +234,7 @@ export const LATE_PERMITS = 1;
  * refusals, not a wall of them), up to `MAX_PAUSE_MS`; or longer if it owed more.
  */
 function pause(rate: SharedRate, now: number): void {
-  const spacing = 1 / rateAt(rate, now);
+  const spacing = spacingOf(rate, now);
   const owed = debtAt(rate, now, spacing);
   const pauseMs = Math.min(AIMD.MAX_PAUSE_MS, AIMD.PAUSE_GROWTH ** rate.streak * spacing);
   rate.debt = owed > pauseMs ? owed : pauseMs;
@@ -241,7 +260,7 @@ export function refused(
   if (rate === undefined) {
     const seed = ownPerMs * AIMD.SEED_CUT;
     const perMs = admitted > 0 && admitted < seed ? admitted : seed;
-    const made = madeAt(now, perMs > FLOOR_PER_MS ? perMs : FLOOR_PER_MS, 0, 0);
+    const made = madeAt(now, perMs > FLOOR_PER_MS ? perMs : FLOOR_PER_MS, 0, 0, 0);
     if (!(made.perMs < ownPerMs)) return undefined;
     pause(made, now);
     return made;
@@ -327,6 +346,8 @@ export function refusedWithWait(
   // of 5 was paced at 12 (0.20x of its rate after two windows in one seed of three of
   // `DIALECT=traefik npm run measure:store`).
   admit(admissions, now, -1, sentAt >= since);
+  const roundTripMs = now - sentAt;
+  if (rate !== undefined && roundTripMs > rate.roundTripMs) rate.roundTripMs = roundTripMs;
   if (rate !== undefined && sentAt <= rate.refusedAt) {
     // Granted after the refusal that taught the rate (an echo of a refused probe): not in its
     // sample.
@@ -372,7 +393,7 @@ export function refusedWithWait(
     perMs = kept;
     ceiling = kept / AIMD.HEADROOM;
   }
-  return perMs < ownPerMs ? madeAt(now, perMs, ceiling, admitted) : undefined;
+  return perMs < ownPerMs ? madeAt(now, perMs, ceiling, admitted, roundTripMs) : undefined;
 }
 
 /**
@@ -398,11 +419,20 @@ function keptPerMs(rate: SharedRate, now: number, admitted: number, spanMs: numb
  * permit granted after its last refusal (or one taken with it, by a late client).
  */
 function refusedProbe(rate: SharedRate, now: number, sentAt: number): boolean {
-  return rate.granted === 0 || sentAt < rate.probeAt + 1 / rateAt(rate, now);
+  return rate.granted === 0 || sentAt < rate.probeAt + spacingOf(rate, now);
 }
 
-/** A rate made by a refusal at `now`: cut then, owing nothing, nothing granted since. */
-function madeAt(now: number, perMs: number, ceiling: number, sample: number): SharedRate {
+/**
+ * A rate made by a refusal at `now` whose answer took `roundTripMs`: cut then, owing nothing,
+ * nothing granted since.
+ */
+function madeAt(
+  now: number,
+  perMs: number,
+  ceiling: number,
+  sample: number,
+  roundTripMs: number,
+): SharedRate {
   return {
     perMs,
     ceiling,
@@ -414,6 +444,7 @@ function madeAt(now: number, perMs: number, ceiling: number, sample: number): Sh
     granted: 0,
     probeAt: now,
     sample,
+    roundTripMs,
   };
 }
 
@@ -423,7 +454,7 @@ export class RatePart {
 
   decide(now: number, cost: number, take: boolean): Decision {
     if (cost === 0) return allow(0, 0, 1);
-    const spacing = 1 / rateAt(this.rate, now);
+    const spacing = spacingOf(this.rate, now);
     const debt = debtAt(this.rate, now, spacing);
     if (debt > EPSILON * spacing) return deny('rate', wholeMs(debt), 0, wholeMs(debt), 1);
     const after = debt + cost * spacing;
@@ -438,7 +469,7 @@ export class RatePart {
 
   /** As `LearnedPart.adjust`: a charge is debt, a give-back cancels debt (never below none). */
   adjust(now: number, amount: number): void {
-    const spacing = 1 / rateAt(this.rate, now);
+    const spacing = spacingOf(this.rate, now);
     const debt = debtAt(this.rate, now, spacing) + amount * spacing;
     this.rate.debt = debt > 0 ? debt : 0;
     if (now > this.rate.stamp) this.rate.stamp = now;

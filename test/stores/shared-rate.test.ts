@@ -5,7 +5,7 @@ import { perSecond, resolvePolicy } from '../../src/core/policy.js';
 import { createPacedFetch } from '../../src/http/paced-fetch.js';
 import { gcra } from '../../src/index.js';
 import { createPacer } from '../../src/pacer/index.js';
-import { decide, normalize, observe } from '../../src/stores/bucket-state.js';
+import { decide, normalize, observe, peek } from '../../src/stores/bucket-state.js';
 import { RatePart, rateAt, type SharedRate } from '../../src/stores/shared-rate.js';
 import { createManualClock } from '../../src/testing/index.js';
 import { fakeStore } from '../support/fake-store.js';
@@ -35,7 +35,7 @@ function grantedState(count: number, everyMs: number, start = 0) {
 /** A shared rate of `perMs` below a `ceiling`, cut at 0, owing nothing, `granted` since. */
 function cutAtZero(perMs: number, ceiling: number, granted = 0): SharedRate {
   const rate = { perMs, ceiling, cutAt: 0, stamp: 0, debt: 0, streak: 0, refusedAt: 0 };
-  return { ...rate, granted, probeAt: 0, sample: 0 };
+  return { ...rate, granted, probeAt: 0, sample: 0, roundTripMs: 0 };
 }
 
 describe('the rate a store learns from bare refusals', () => {
@@ -276,16 +276,42 @@ describe('the rate a store learns from refusals that say when to come back', () 
     expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo(29, 9);
     expect((state.rate?.perMs ?? 0) * 1_000).toBeCloseTo(29 * AIMD.HEADROOM, 9);
     expect(state.blockedUntil).toBe(1_300);
-    // Blocked until then, then a permit every 1 / 27.55 s (and one more for coming late).
+    // Blocked until then, then a permit every 1 / 27.55 s and half the refusal's 20 ms round trip
+    // more per second (and one more for coming late).
     expect(decide(state, limits, 1_299, [1], false)[0]?.allowed).toBe(false);
     const granted = decide(state, limits, 1_300, [1, 1, 1], false).map((d) => d.allowed);
     expect(granted).toEqual([true, true, false]);
     const next = decide(state, limits, 1_300, [1], false)[0];
-    expect(next?.retryAfterMs).toBe(Math.ceil(1_000 / (29 * AIMD.HEADROOM)));
+    expect(next?.retryAfterMs).toBe(Math.ceil((1_000 * 1.01) / (29 * AIMD.HEADROOM)));
     // Not grown past it: the next refusal measures again, or a minute without one raises it.
     const rate = state.rate as SharedRate;
     expect(rateAt(rate, 300 + 60_000 - 1)).toBeCloseTo(rate.perMs, 12);
     expect(rateAt(rate, 300 + 60_000)).toBeCloseTo(rate.perMs * AIMD.RAISE, 12);
+  });
+
+  it('is spaced by half the longest round trip of its refusals more per second, echoes and all', () => {
+    // The server admitted 29 in its window: paced at HEADROOM of that, a twentieth to spare,
+    // the arrivals of a second's sends spread over a second and up to half a round trip more
+    // each way (three processes on one Redis store against rolling-rate-limiter through 5-60 ms
+    // each way: refusals after two windows in three runs of four, none in eight with this).
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, waited(1_000, -100));
+    expect(state.rate?.roundTripMs).toBe(100);
+    // Echoes (sent before it came): one that took longer widens it, one that took less does not
+    // narrow it.
+    observe(state, limits, 330, waited(1_000, -300));
+    observe(state, limits, 340, waited(1_000, -120));
+    const rate = state.rate as SharedRate;
+    expect(rate.roundTripMs).toBe(300);
+    // Once the block ends, a permit per `1 / rate` and 15% more (the first takes a late client's
+    // credit).
+    expect(decide(state, limits, 1_340, [1, 1], false).map((d) => d.allowed)).toEqual([true, true]);
+    const spacing = 1 / rateAt(rate, 1_340);
+    expect(peek(state, limits, 1_340, 1).retryAfterMs).toBe(Math.ceil(spacing * 1.15));
+    // A rate bare refusals made is AIMD's, which finds what the server admits by itself.
+    const bareRate = grantedState(30, 10);
+    observe(bareRate, limits, 300, bare(-100));
+    expect(bareRate.rate?.roundTripMs).toBe(0);
   });
 
   it('is read over whole seconds only for a wait of whole seconds', () => {

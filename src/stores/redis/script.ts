@@ -4,6 +4,7 @@ import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
 import { KEPT, RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
 import { LATE_PERMITS } from '../shared-rate.js';
+import { RATE_WINDOW_MS } from '../../core/refusals.js';
 import { LOW_ROOMS } from '../../core/low-room.js';
 import { MAX_DELAY_MS } from '../../core/signal.js';
 
@@ -19,10 +20,11 @@ import { MAX_DELAY_MS } from '../../core/signal.js';
  * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
  * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block:
  * ms; lower: the permits left, the round trip of the answer that said so (ms; 0: not known),
- * then the (1-based) policies to lower, all when none; learn: the
- * limit and window the server advertised, and the (0-based) first policy of its unit (0: the
- * main unit), and the round trip of the answer that stated it (ms; 0: not known); adjust: one amount per policy (negative gives back); refused: when the refused
- * request was sent (ms from now, 0 or less), then the policies to lower to 0 as for lower;
+ * then the (1-based) policies to lower, all when none; learn: the limit and window the server
+ * advertised, the (0-based) first policy of its unit (0: the main unit), and the round trip of
+ * the answer that stated it; adjust: one amount per policy (negative gives back); refused: when
+ * the refused request was sent (ms from now, 0 or less), then the policies to lower to 0 as for
+ * lower;
  * refused with a wait: when it was sent, and the wait (ms). A cost is a number, charged to
  * every policy, or one amount per policy each followed by a comma (`1,812,`: see `StoreCost`
  * and `encodeCost`); an amount of 0 is always allowed.
@@ -35,9 +37,10 @@ import { MAX_DELAY_MS } from '../../core/signal.js';
  * and when it was heard: `SharedLearned` in bucket-state.ts); the rate
  * refusals taught (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut
  * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq`
- * (the first of those granted at), `rm` (the sample a wait taught it from); and the admissions
- * (`SharedAdmissions`): `ac` and `aa` (count and its time), `an` and `af` (sample and since), `ab`
- * (when the count began; none: long ago). A key is
+ * (the first of those granted at), `rm` (the sample a wait taught it from), `rt` (its
+ * refusals' longest round trip); and the admissions (`SharedAdmissions`): `ac` and `aa` (count
+ * and its time), `an` and `af` (sample and since), `ab` (when the count began; none: long ago).
+ * A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
  * rest again, so it expires once it is full and unblocked: no sweeper.
  *
@@ -78,7 +81,7 @@ for i = 1, n do
   fields[#fields + 1] = 'lh' .. i
   fields[#fields + 1] = 'lt' .. i
 end
-local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq', 'rm'}
+local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq', 'rm', 'rt'}
 local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local first_low = #fields + 1
@@ -93,7 +96,7 @@ do
   if r[1] and r[2] and r[3] and r[4] and r[5] and r[6] and r[7] and r[1] > 0 and r[2] >= 0 then
     R = { perMs = r[1], ceiling = r[2], cutAt = r[3], s = r[4], v = r[5], streak = r[6], refusedAt = r[7],
           granted = tonumber(raw[first_rate + 7]) or 0, probe_at = tonumber(raw[first_rate + 13]) or r[7],
-          sample = tonumber(raw[first_rate + 14]) or 0 }
+          sample = tonumber(raw[first_rate + 14]) or 0, rt = tonumber(raw[first_rate + 15]) or 0 }
   end
   local ac, aa = tonumber(raw[first_rate + 8]), tonumber(raw[first_rate + 9])
   local an, af = tonumber(raw[first_rate + 10]), tonumber(raw[first_rate + 11])
@@ -301,9 +304,11 @@ local function rdebt(r, at, spacing)
   if debt > credit then return debt end
   return credit
 end
+-- As spacingOf.
+local function rspacing(r, at) return (1 + r.rt / 2 / ${RATE_WINDOW_MS}) / rate_at(r, at) end
 local function decide_rate(r, cost)
   if cost == 0 then return {1, 0, 0, 0, 1, 0}, nil end
-  local spacing = 1 / rate_at(r, now)
+  local spacing = rspacing(r, now)
   local d = rdebt(r, now, spacing)
   if d > EPS * spacing then return {0, 0, wholems(d), wholems(d), 1, 1} end
   local after = d + cost * spacing
@@ -341,7 +346,7 @@ local function sampled_per_ms(in_flight)
 end
 local own_per_ms = P[1].limit / P[1].window
 local function pause(r)
-  local spacing = 1 / rate_at(r, now)
+  local spacing = rspacing(r, now)
   local owed = rdebt(r, now, spacing)
   local ms = math.min(${AIMD.MAX_PAUSE_MS}, ${AIMD.PAUSE_GROWTH} ^ r.streak * spacing)
   if owed > ms then r.v = owed else r.v = ms end
@@ -349,7 +354,7 @@ local function pause(r)
 end
 -- As refusedProbe.
 local function refused_probe(sent)
-  return R.granted == 0 or sent < R.probe_at + 1 / rate_at(R, now)
+  return R.granted == 0 or sent < R.probe_at + rspacing(R, now)
 end
 local function refused(sent)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
@@ -364,7 +369,7 @@ local function refused(sent)
     if not (per > FLOOR) then per = FLOOR end
     if not (per < own_per_ms) then return end
     R = { perMs = per, ceiling = 0, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now, granted = 0,
-          probe_at = now, sample = 0 }
+          probe_at = now, sample = 0, rt = 0 }
     pause(R)
     return
   end
@@ -411,6 +416,8 @@ local function refused_with_wait(sent, wait)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local since = A.since
   admit(-1, sent < since)
+  local rt = now - sent
+  if R ~= nil and rt > R.rt then R.rt = rt end
   if R ~= nil and sent <= R.refusedAt then
     if sent > R.cutAt then return end
     if R.sample > 1 then
@@ -455,7 +462,7 @@ local function refused_with_wait(sent, wait)
     return
   end
   R = { perMs = per, ceiling = ceiling, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now, granted = 0,
-        probe_at = now, sample = admitted }
+        probe_at = now, sample = admitted, rt = rt }
 end
 local function decision(C, take)
   local ds, afters, lafters, rafter = {}, {}, {}, nil
@@ -598,7 +605,7 @@ elseif op == 'd' then
         if now > l.s then l.s = now end
       end
       if i == 1 and R then
-        local spacing = 1 / rate_at(R, now)
+        local spacing = rspacing(R, now)
         R.v = math.max(0, rdebt(R, now, spacing) + amount * spacing)
         if now > R.s then R.s = now end
       end
@@ -626,7 +633,7 @@ if changed then
     end
   end
   if R then
-    local r = math.max(rdebt(R, now, 1 / rate_at(R, now)), R.cutAt + ${AIMD.RAISE_MS} - now)
+    local r = math.max(rdebt(R, now, rspacing(R, now)), R.cutAt + ${AIMD.RAISE_MS} - now)
     if r > rest then rest = r end
   end
   -- Admissions are kept for the rate a first refusal makes (restsAt in bucket-state.ts).
@@ -680,8 +687,10 @@ if changed then
       set[#set + 1] = string.format('%.17g', R.probe_at)
       set[#set + 1] = 'rm'
       set[#set + 1] = string.format('%.17g', R.sample)
+      set[#set + 1] = 'rt'
+      set[#set + 1] = string.format('%.17g', R.rt)
     elseif had_rate then
-      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'rq', 'rm')
+      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'rq', 'rm', 'rt')
     end
     if A then
       set[#set + 1] = 'ac'
