@@ -213,6 +213,13 @@ export function countingServer(options: CountingServerOptions) {
   const { scheme } = options;
   const origin = options.origin ?? 'https://api.test';
   const count = schemeCounter(options);
+  // The limit the `X-RateLimit-*` family names: a GCRA's is its burst, what it admits at once
+  // (redis-cell's "total limit of the key (max_burst + 1). This is equivalent to the common
+  // X-RateLimit-Limit HTTP header", https://github.com/brandur/redis-cell#response; throttled's
+  // `RateLimitResult.Limit`, "the maximum number of requests that could be permitted
+  // instantaneously for this key starting from an empty state"), with `X-RateLimit-Reset` when it
+  // is full again.
+  const named = scheme === 'gcra' ? (options.burst ?? limit) : limit;
   const hits: ServerHit[] = [];
   // Real servers count whole ms: a window's `(at + windowMs) - at` summed in floats came out a
   // hair over 1000 now and then, a reset of "2" on a 1 s window.
@@ -228,20 +235,20 @@ export function countingServer(options: CountingServerOptions) {
       headers['ratelimit'] = `"${scheme}";r=${verdict.remaining};t=${seconds(verdict.resetMs)}`;
       headers['ratelimit-policy'] = `"${scheme}";q=${limit};w=${windowMs / 1000}`;
     } else if (dialect === 'x-ratelimit') {
-      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-limit'] = String(named);
       headers['x-ratelimit-remaining'] = String(verdict.remaining);
       headers['x-ratelimit-reset'] = String(Math.ceil((epoch + at + verdict.resetMs) / 1000));
     } else if (dialect === 'x-ratelimit-fractional') {
-      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-limit'] = String(named);
       headers['x-ratelimit-remaining'] = String(verdict.remaining);
       headers['x-ratelimit-reset'] = ((epoch + at + verdict.resetMs) / 1000).toFixed(3);
     } else if (dialect === 'x-ratelimit-delta') {
-      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-limit'] = String(named);
       headers['x-ratelimit-remaining'] = String(verdict.remaining);
       headers['x-ratelimit-reset'] = String(seconds(verdict.resetMs));
     }
     if (dialect === 'rate-limiter-flexible') {
-      headers['x-ratelimit-limit'] = String(limit);
+      headers['x-ratelimit-limit'] = String(named);
       headers['x-ratelimit-remaining'] = String(verdict.remaining);
       headers['x-ratelimit-reset'] = String(Math.ceil((epoch + at + verdict.resetMs) / 1000));
       // msBeforeNext / 1000: the reset to the ms on an admission, the wait on a refusal.
