@@ -82,9 +82,9 @@ export interface SharedLearned {
   /** ms of debt ahead of the stamp. */
   debt: number;
   /**
-   * The longest round trip (ms) of an answer that stated the policy, heard at `heardAt` and
-   * halving every window since (`roundTripAt`): a slower network widens the spacing at once, a
-   * faster one narrows it within a few windows. None heard: 0.
+   * The longest round trip (ms) of an answer that stated the policy or its count, at most a
+   * window, heard at `heardAt` and halving every window since (`roundTripAt`): a slower network
+   * widens the spacing at once, a faster one narrows it within a few windows. None heard: 0.
    */
   roundTripMs?: number;
   heardAt?: number;
@@ -362,7 +362,9 @@ function roundTripAt(learned: SharedLearned, now: number): number {
 export function heardRoundTrip(state: BucketState, now: number, of: number, ms: number): void {
   const learned = state.learned?.find((each) => each.of === of);
   if (learned === undefined || !(ms > roundTripAt(learned, now))) return;
-  learned.roundTripMs = Math.min(ms, MAX_DELAY_MS);
+  // At most a window: one request slower than that (a long poll, an upload) would otherwise
+  // space every client's permits by half its time, where it holds only its own arrival.
+  learned.roundTripMs = Math.min(ms, learned.windowMs);
   learned.heardAt = now;
 }
 

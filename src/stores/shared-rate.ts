@@ -80,7 +80,8 @@ export interface SharedRate {
   sample: number;
   /**
    * The longest round trip (ms) of the refusals with a wait since the one that taught the rate
-   * (its echoes'): its permits are spaced by half of it more per `RATE_WINDOW_MS` (`spacingOf`).
+   * (its echoes'), at most `RATE_WINDOW_MS`: its permits are spaced by half of it more per
+   * `RATE_WINDOW_MS` (`spacingOf`).
    * 0 for a rate bare refusals made.
    */
   roundTripMs: number;
@@ -346,7 +347,8 @@ export function refusedWithWait(
   // of 5 was paced at 12 (0.20x of its rate after two windows in one seed of three of
   // `DIALECT=traefik npm run measure:store`).
   admit(admissions, now, -1, sentAt >= since);
-  const roundTripMs = now - sentAt;
+  // At most the window the rate is counted over (see `heardRoundTrip` in bucket-state.ts).
+  const roundTripMs = Math.min(now - sentAt, RATE_WINDOW_MS);
   if (rate !== undefined && roundTripMs > rate.roundTripMs) rate.roundTripMs = roundTripMs;
   if (rate !== undefined && sentAt <= rate.refusedAt) {
     // Granted after the refusal that taught the rate (an echo of a refused probe): not in its

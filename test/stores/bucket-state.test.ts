@@ -340,6 +340,12 @@ describe('a policy learned through a store (SharedLearned)', () => {
     // A signal that does not say when its request was sent changes nothing.
     observe(state, limits, 1_000, { kind: 'policy', limit: 2, windowMs: 1_000 });
     expect(state.learned?.[0]).toMatchObject({ roundTripMs: 600, heardAt: 1_000 });
+    // One request slower than a window (a long poll) counts as a window: at most 1.5 windows
+    // per permit, not half its 60 s.
+    observe(state, limits, 1_800, { ...policy, limit: 2, sentAt: -60_000 });
+    expect(state.learned?.[0]).toMatchObject({ roundTripMs: 1_000, heardAt: 1_800 });
+    expect(decide(state, limits, 1_800, [1], false)[0]?.allowed).toBe(true);
+    expect(peek(state, limits, 1_800, 1).retryAfterMs).toBe(750);
   });
 
   it('lets a request bigger than one permit go when due, and makes it pay for all of it', () => {

@@ -309,6 +309,9 @@ describe('the rate a store learns from refusals that say when to come back', () 
     const spacing = 1 / rateAt(rate, 1_340);
     expect(peek(state, limits, 1_340, 1).retryAfterMs).toBe(Math.ceil(spacing * 1.15));
     // A rate bare refusals made is AIMD's, which finds what the server admits by itself.
+    // A refusal slower than the rate's second counts as a second.
+    observe(state, limits, 1_400, waited(1_000, -5_000));
+    expect(state.rate?.roundTripMs).toBe(1_000);
     const bareRate = grantedState(30, 10);
     observe(bareRate, limits, 300, bare(-100));
     expect(bareRate.rate?.roundTripMs).toBe(0);

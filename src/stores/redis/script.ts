@@ -6,7 +6,6 @@ import { KEPT, RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
 import { LATE_PERMITS } from '../shared-rate.js';
 import { RATE_WINDOW_MS } from '../../core/refusals.js';
 import { LOW_ROOMS } from '../../core/low-room.js';
-import { MAX_DELAY_MS } from '../../core/signal.js';
 
 /**
  * The token bucket and GCRA of `bucket-state.ts`, as one Lua script per decision: Redis runs a
@@ -416,7 +415,7 @@ local function refused_with_wait(sent, wait)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local since = A.since
   admit(-1, sent < since)
-  local rt = now - sent
+  local rt = math.min(now - sent, ${RATE_WINDOW_MS})
   if R ~= nil and rt > R.rt then R.rt = rt end
   if R ~= nil and sent <= R.refusedAt then
     if sent > R.cutAt then return end
@@ -513,7 +512,7 @@ local out, changed = {}, false
 local function heard(of, rt)
   local l = L[of]
   if l and rt > lrtt(l, now) then
-    l.rt, l.heard = math.min(rt, ${MAX_DELAY_MS}), now
+    l.rt, l.heard = math.min(rt, l.window), now
     changed = true
   end
 end
