@@ -56,15 +56,16 @@ export interface BucketState {
 
 /**
  * A policy the server advertised (a `policy` signal), as every client of a store counts it: its
- * rate spread evenly, a GCRA of one permit per `(windowMs + roundTripMs) / limit` and no burst.
- * The server counts arrivals, each somewhere between a send and its answer, so sends spaced a
- * window and a round trip per `limit` arrive no more than `limit` in any window, whatever way
- * the server counts (the store's analogue of a pacer's arrival-safe accounting, which needs every
- * permit's answer: a store hears only the answers that state the policy). Spaced by the window
- * alone, jitter bunched arrivals past the limit, and a count of 0 blocked every client for the
- * server's whole-second reset (three pacers on a store against simulated windows stating their
- * limit through 5-60 ms each way: 0.53-0.99x of the rate after two windows, 27 refusals after
- * them over nine seeds; 0.87-0.91x and none spaced so). The first window's burst is the price
+ * rate spread evenly, a GCRA of one permit per `(windowMs + roundTripMs / 2) / limit` and no
+ * burst. The server counts arrivals, which jitter spreads by up to about half a round trip each
+ * way on a symmetric path, so sends spaced so arrive no more than `limit` in any window, whatever
+ * way the server counts (the store's analogue of a pacer's arrival-safe accounting, which needs
+ * every permit's answer: a store hears only the answers that state the policy or its count).
+ * Spaced by the window alone, jitter bunched arrivals past the limit, and a count of 0 blocked
+ * every client for the server's whole-second reset (three pacers on a store against simulated
+ * windows stating their limit, IETF or `X-RateLimit-*`, through 5-60 ms each way: 0.52-0.99x of
+ * the rate after two windows, 36 refusals after them over nine seeds; 0.72-0.94x and none spaced
+ * so; real fixed windows 0.90-0.93x before, 0.87-0.90x so). The first window's burst is the price
  * too. A request bigger than one permit goes when the key is due and pays for its whole cost
  * after. It lives as long as the key's state, and at least two of its windows after it was last
  * used.
