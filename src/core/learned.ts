@@ -37,6 +37,11 @@ export interface LearnedLimit {
    * said the server resets (see `disprovesWindow`).
    */
   run?: { remaining: number; readonly ends: number } | undefined;
+  /**
+   * For a window inferred from a reset: the send and answer times of the last answers that
+   * opened it (said `limit - 1`), oldest first, two numbers each (see `opensTooOften`).
+   */
+  openings?: number[] | undefined;
 }
 
 /**

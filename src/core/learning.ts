@@ -1,5 +1,7 @@
 import type { Strategy } from './algorithms/strategy.js';
 import { AdaptiveRate } from './adaptive-rate.js';
+import { inUseOf } from './algorithms/strategy.js';
+import { CountedBucket } from './counted-bucket.js';
 import { EPSILON } from './decision.js';
 import { type LearnedLimit, WithLearned } from './learned.js';
 import {
@@ -43,6 +45,11 @@ export function applySignal(
     case 'refusal': {
       const wait = serverDelay(signal.retryAfterMs);
       if (wait !== undefined && wait > 0) states.blockUntil(key, now + wait);
+      const counted = countedBucketOf(states, key);
+      if (counted !== undefined) {
+        counted.refused(now);
+        showRate(states, key, counted);
+      }
       refused(states, key, now, wait, signal.sentAt ?? now, signal.attempt ?? 0);
       return;
     }
@@ -99,6 +106,16 @@ export function applySignal(
     }
   }
   const { remaining } = signal;
+  // A bucket found by its counts goes by its counts alone (see `CountedBucket`): its resets
+  // (whole seconds until it is full again) would block the key a second at each count of 0.
+  const counted = countedBucketOf(states, key);
+  if (counted !== undefined && (signal.kind === 'quota' || signal.inferred === true)) {
+    if (remaining !== undefined && signal.limit !== undefined && signal.sentAt !== undefined) {
+      counted.heardRoom(now, remaining, signal.limit, signal.sentAt);
+      showRate(states, key, counted);
+    }
+    return;
+  }
   const reset = serverDelay(signal.resetMs);
   const ends = reset !== undefined && reset > 0 ? now + reset : undefined;
   // The latest the count may reset: a whole-second reset of a count of 0 read as its earliest
@@ -143,7 +160,12 @@ export function applySignal(
     if (learned !== undefined) {
       if (remaining === undefined) return;
       const { windowMs } = learned.policy;
-      if (remaining === learned.policy.limit - 1) learned.openedAt = now;
+      if (remaining === learned.policy.limit - 1) {
+        if (signal.inferred === true && !refills && opensTooOften(states, key, now, signal)) {
+          return;
+        }
+        learned.openedAt = now;
+      }
       if (signal.inferred === true && !refills && ends !== undefined) {
         learned.run = { remaining, ends };
       }
@@ -165,6 +187,17 @@ export function applySignal(
   }
   if (remaining === undefined) return;
   if (signal.kind === 'quota') {
+    // An answer that opened a window inferred before, whose reset infers none (a Unix second
+    // read against the clock): as one that infers it (above).
+    const { limit } = signal;
+    if (
+      limit !== undefined &&
+      remaining === limit - 1 &&
+      inferredWindowOf(states, key, limit) &&
+      opensTooOften(states, key, now, signal)
+    ) {
+      return;
+    }
     nameLimit(states.stateOf(key), signal.limit);
     // A pacer that hears every answer is confirmed by the count of the one that opened the
     // server's window, as by the window inferred from it: a reset too coarse to infer one from
@@ -293,6 +326,74 @@ function disprovesWindow(
   const windowOfLimit = bound ?? ((ends - now) * limit) / (limit - remaining);
   adopt(states, key, now, limit, windowOfLimit, 'server', { bucket: true });
   return true;
+}
+
+/**
+ * Whether an answer that opened `key`'s inferred window (said `limit - 1`) is the third within
+ * one such window, by the span from the first one's send to its own answer (their arrivals lie
+ * within it): no window opens three times within itself (at most one of its ends falls in the
+ * span), so the server counts with a bucket that deep, full again at each. A GCRA named by its
+ * burst, as redis-cell and throttled name theirs, with whole-second resets: a window of its
+ * burst per second was learned, 0.10x of a rate of ten times that. The key then goes by the
+ * bucket's counts (`CountedBucket`), in a pacer, which hears every answer; a store's clients
+ * keep the window.
+ */
+function opensTooOften(
+  states: KeyStates,
+  key: string,
+  now: number,
+  signal: { readonly limit?: number | undefined; readonly sentAt?: number | undefined },
+): boolean {
+  const state = states.stateOf(key);
+  if (!(state instanceof WithLearned) || !states.answered()) return false;
+  const { learned } = state;
+  const { limit, sentAt } = signal;
+  if (learned === undefined || sentAt === undefined || limit === undefined || limit < 2) {
+    return false;
+  }
+  const openings = learned.openings ?? [];
+  openings.push(sentAt, now);
+  if (openings.length > 6) openings.splice(0, 2);
+  learned.openings = openings;
+  const first = openings[0] as number;
+  if (openings.length < 6 || !(now - first < learned.policy.windowMs)) return false;
+  // A permit at least refilled over the span (the last two found it full), until the counts
+  // prove more; the permits in flight of the window's count may arrive after any count.
+  const open = inUseOf(learned.counter, now, 0);
+  const bucket = new CountedBucket(limit, now, open, 1 / Math.max(1, now - first));
+  bucket.remember(openings[1] as number, first, limit - 1);
+  bucket.remember(openings[3] as number, openings[2] as number, limit - 1);
+  bucket.heardRoom(now, limit - 1, limit, sentAt);
+  state.learned = {
+    counter: bucket,
+    policy: { limit, windowMs: limit / bucket.perMs, source: 'server' },
+    openedAt: now,
+  };
+  return true;
+}
+
+/** Whether `key` learned a window of `limit` inferred from a reset (it keeps a `run`). */
+function inferredWindowOf(states: KeyStates, key: string, limit: number): boolean {
+  const state = states.stateOf(key);
+  const learned = state instanceof WithLearned ? state.learned : undefined;
+  return learned?.policy.source === 'server' && learned.policy.limit === limit && !!learned.run;
+}
+
+/** What `key`'s learned policy shows of its `CountedBucket`: a window of its rate. */
+function showRate(states: KeyStates, key: string, counted: CountedBucket): void {
+  const state = states.stateOf(key) as WithLearned;
+  const learned = state.learned as LearnedLimit;
+  const windowMs = counted.capacity / counted.perMs;
+  if (learned.policy.windowMs !== windowMs) {
+    state.learned = { ...learned, policy: { ...learned.policy, windowMs } };
+  }
+}
+
+/** The `CountedBucket` that paces `key`, if one does. */
+function countedBucketOf(states: KeyStates, key: string): CountedBucket | undefined {
+  const state = states.stateOf(key);
+  const counter = state instanceof WithLearned ? state.learned?.counter : undefined;
+  return counter instanceof CountedBucket ? counter : undefined;
 }
 
 /**

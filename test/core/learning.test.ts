@@ -1157,3 +1157,77 @@ describe('keys that learn nothing', () => {
     }
   });
 });
+
+describe('a window inferred from a reset that opens three times within itself', () => {
+  /**
+   * A key of 1,000/s that sends one request at each of `sends` and hears, 20 ms later, 5 of 6
+   * left with a reset of a whole second (the answer that opens a window of 6 per second).
+   */
+  function opening(sends: readonly number[], answered = true) {
+    const setupped = setup(perSecond(1000));
+    const { clock, limiter } = setupped;
+    // A pacer's, which hears every answer (a store's clients keep the window).
+    limiter.answered = answered;
+    for (const sentAt of sends) {
+      clock.set(sentAt);
+      expect(limiter.tryAcquire('api').allowed).toBe(true);
+      clock.set(sentAt + 20);
+      limiter.feedback.observe('api', {
+        kind: 'policy',
+        limit: 6,
+        windowMs: 1000,
+        remaining: 5,
+        resetMs: 1000,
+        inferred: true,
+        sentAt,
+      });
+      limiter.settle('api');
+    }
+    return setupped;
+  }
+
+  it('stays a window while each opens a window after the last (a fixed window, paced)', () => {
+    const { limiter } = opening([0, 990, 1990, 2990]);
+    expect(limiter.policyOf('api').learned).toEqual({ limit: 6, windowMs: 1000, source: 'server' });
+  });
+
+  it("stays a window for a store's client, which does not hear every answer", () => {
+    const { limiter } = opening([0, 200, 400], false);
+    expect(limiter.policyOf('api').learned).toEqual({ limit: 6, windowMs: 1000, source: 'server' });
+  });
+
+  it('is a bucket that deep, paced by its counts, once three open within one window', () => {
+    const { clock, limiter } = opening([0, 200, 400]);
+    // Full again at each, so a permit refilled at least over the 420 ms from the first send to
+    // the last answer: a window of 6 permits is at most 6 x 420 ms; paced at a tenth faster, as
+    // the last was sent right after the one before and found it full.
+    expect(limiter.policyOf('api').learned).toEqual({
+      limit: 6,
+      windowMs: 2520 / 1.1,
+      source: 'server',
+    });
+    // The last count is room: 5 left, less the request in flight when it came.
+    expect(drain(limiter, 'api')).toBe(4);
+    // Counts, not the whole-second reset, from here: a count of 0 blocks nothing (a window's
+    // would block until its reset), and 3 left with nothing in flight is room for 3.
+    clock.set(500);
+    limiter.feedback.observe('api', {
+      kind: 'quota',
+      limit: 6,
+      remaining: 0,
+      resetMs: 1000,
+      sentAt: 480,
+    });
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, reason: 'rate' });
+    limiter.settle('api', 4);
+    clock.set(600);
+    limiter.feedback.observe('api', {
+      kind: 'quota',
+      limit: 6,
+      remaining: 3,
+      resetMs: 1000,
+      sentAt: 590,
+    });
+    expect(drain(limiter, 'api')).toBe(3);
+  });
+});

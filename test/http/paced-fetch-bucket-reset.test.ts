@@ -57,3 +57,54 @@ describe('a bucket whose reset reads as a window', () => {
     },
   );
 });
+
+// A GCRA of 60 per second that names its burst as its limit, as redis-cell ("the total limit
+// of the key (max_burst + 1)") and throttled (`RateLimitResult.Limit`) do, and says when it is
+// full again in whole seconds: `X-RateLimit-Reset: 1` (throttled's delta, rounded up) or a Unix
+// second. The first answer, 5 of 6 left with a reset of 1 s, reads as a window of 6 per second:
+// a tenth of the rate, before a bucket was told apart by its counts. 300 calls at once through
+// 5-60 ms of jitter, 10x generous.
+describe('a bucket named by its burst, with whole-second resets', () => {
+  it.each([
+    { burst: 6, dialect: 'x-ratelimit-delta', seed: 1 },
+    { burst: 6, dialect: 'x-ratelimit-delta', seed: 2 },
+    { burst: 6, dialect: 'x-ratelimit', seed: 3 },
+    { burst: 16, dialect: 'x-ratelimit-delta', seed: 4 },
+    { burst: 16, dialect: 'x-ratelimit', seed: 5 },
+  ] as const)(
+    'is paced by its counts (burst $burst, $dialect, seed $seed)',
+    async ({ burst, dialect, seed }) => {
+      const { clock, backend, net } = servedThroughNetwork({
+        scheme: 'gcra',
+        limit: 60,
+        windowMs: 1_000,
+        burst,
+        dialect,
+        delayMs: [5, 60],
+        seed,
+      });
+      const pacedFetch = createPacedFetch({
+        limits: { limit: 600, windowMs: 1_000 },
+        fetch: net.fetch,
+        clock,
+        wallClock: backend.wallClock,
+      });
+      const statuses = await settleAll(
+        clock,
+        net,
+        Array.from({ length: 300 }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
+        600_000,
+      );
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(backend.refusals()).toBe(0);
+      // A bucket of the burst, its refill about the server's (never learned as 6 per second).
+      const learned = pacedFetch.pacer.inspect('https://api.test').learned;
+      expect(learned).toMatchObject({ limit: burst, source: 'server' });
+      expect((1_000 * burst) / (learned?.windowMs ?? Number.POSITIVE_INFINITY)).toBeGreaterThan(30);
+      // 300 at 60 per second after the first burst: 4.9 s at best (7.4 s in the slowest of
+      // these seeds: a slow start and three of its answers first); 49 s as a window of 6.
+      const last = Math.max(...backend.hits.map((hit) => hit.at));
+      expect(last).toBeLessThan(((300 - burst) / 60) * 1_000 * 1.6);
+    },
+  );
+});

@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CountedBucket } from '../../src/core/counted-bucket.js';
+import { schemeCounter } from '../support/counting-servers.js';
+
+describe('a bucket paced by its counts', () => {
+  it('takes a count as room, less the permits that may arrive after it', () => {
+    // Found at 100 with 3 in flight, one permit per 10 s proven so far.
+    const bucket = new CountedBucket(6, 100, 3, 1 / 10_000);
+    expect(bucket.tryAcquire(100, 1)).toMatchObject({ allowed: false, reason: 'rate' });
+    bucket.remember(150, 140, 4);
+    // 5 left at the arrival of a request sent at 90: 3 in flight, 1 answered since 90.
+    bucket.heardRoom(200, 5, 6, 90);
+    expect(bucket.level(200)).toBe(1);
+    expect(bucket.tryAcquire(200, 1).allowed).toBe(true);
+    expect(bucket.tryAcquire(200, 1)).toMatchObject({ allowed: false, reason: 'rate' });
+  });
+
+  it('ignores a count of another limit, and an older count than one heard', () => {
+    const bucket = new CountedBucket(6, 0, 0, 1 / 100);
+    bucket.heardRoom(10, 5, 60, 0);
+    expect(bucket.level(10)).toBeCloseTo(10 / 100);
+    bucket.heardRoom(20, 3, 6, 5);
+    expect(bucket.level(20)).toBe(3);
+    // Sent before the one heard: its room is stale, even if larger.
+    bucket.heardRoom(25, 5, 6, 2);
+    expect(bucket.level(25)).toBeCloseTo(3 + 5 / 100);
+  });
+
+  it('proves the refill from counts that fell less than was sent', () => {
+    const bucket = new CountedBucket(10, 0, 0, 1 / 1_000);
+    // Sent every 10 ms, answered 5 ms later, the count 9 each time: the bucket refilled one
+    // permit per 10 ms at least, less what the span between sends and answers leaves unsure.
+    for (let i = 0; i < 20; i++) bucket.heardRoom(i * 10 + 5, 9, 10, i * 10);
+    // 18 surely between the first and the last, over 195 ms at most.
+    expect(bucket.provenPerMs).toBeCloseTo(18 / 195);
+  });
+
+  it('grows past the proven rate while the bucket stays full, and cuts when it runs dry', () => {
+    const bucket = new CountedBucket(6, 0, 0, 1 / 100);
+    bucket.heardRoom(5, 5, 6, 0);
+    const proven = bucket.provenPerMs;
+    // The next request sent within one and a half permits' time, the bucket full again.
+    bucket.heardRoom(110, 5, 6, 100);
+    expect(bucket.perMs).toBeCloseTo(Math.max(proven, bucket.provenPerMs) * 1.1);
+    const grown = bucket.perMs;
+    // A count of 1: cut by a tenth, the room is the count's.
+    bucket.heardRoom(160, 1, 6, 150);
+    expect(bucket.perMs).toBeCloseTo(Math.max(bucket.provenPerMs, grown * 0.9));
+    expect(bucket.level(160)).toBe(1);
+  });
+
+  it('halves the rate and spends the room at a refusal', () => {
+    const bucket = new CountedBucket(6, 0, 0, 1 / 100);
+    bucket.heardRoom(5, 5, 6, 0);
+    const rate = bucket.perMs;
+    bucket.refused(10);
+    expect(bucket.perMs).toBeCloseTo(bucket.provenPerMs);
+    expect(bucket.level(10)).toBe(0);
+    expect(bucket.perMs).toBeLessThan(rate);
+  });
+
+  it('rests when full, with nothing in flight, after ten quiet seconds', () => {
+    const bucket = new CountedBucket(2, 0, 1, 1 / 100);
+    expect(bucket.restsAt(0)).toBe(Number.POSITIVE_INFINITY);
+    bucket.settle(50, 1);
+    expect(bucket.isAtRest(1_000)).toBe(false);
+    expect(bucket.restsAt(1_000)).toBe(10_050);
+    expect(bucket.isAtRest(10_050)).toBe(true);
+  });
+
+  it("never proves a refill faster than a GCRA's, whatever the sends and the network", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 20 }),
+        fc.constantFrom(10, 20, 60, 100),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.nat(60), fc.nat(60)), {
+          minLength: 5,
+          maxLength: 200,
+        }),
+        (burst, rate, sends) => {
+          const admits = schemeCounter({ scheme: 'gcra', limit: rate, windowMs: 1_000, burst });
+          const bucket = new CountedBucket(burst, 0, 0, 1 / 10_000);
+          // Each request: sent `gap` ms after the one before, `there` ms on the way, its answer
+          // `back` ms more; the server sees them in arrival order, the client their answers.
+          let sentAt = 0;
+          const requests = sends.map(([gap, there, back]) => {
+            sentAt += gap;
+            return { sentAt, arrives: sentAt + there, answered: sentAt + there + back };
+          });
+          const verdicts = new Map<(typeof requests)[0], ReturnType<typeof admits>>();
+          for (const request of [...requests].sort((a, b) => a.arrives - b.arrives)) {
+            verdicts.set(request, admits(request.arrives));
+          }
+          for (const request of [...requests].sort((a, b) => a.answered - b.answered)) {
+            const verdict = verdicts.get(request);
+            if (verdict?.admitted !== true) continue;
+            bucket.heardRoom(request.answered, verdict.remaining, burst, request.sentAt);
+          }
+          expect(bucket.provenPerMs).toBeLessThanOrEqual((rate / 1_000) * (1 + 1e-9));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
