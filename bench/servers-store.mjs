@@ -15,19 +15,14 @@
 // two windows, calls that finally failed, the makespan (the last call of any process settled)
 // against the burst-every-window ideal for all the calls, and the rate admitted after two
 // windows against the published one. Zero configuration is not a row: a store needs `limits`.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createClient } from 'redis';
 import { killChildren, runChild } from './lib/child.mjs';
-import { ensureDebianPackage } from './lib/debian.mjs';
 import { startDelayProxy } from './lib/delay-proxy.mjs';
-import { redisServerArgs } from './lib/redis-server.mjs';
-import { freePort, stopProcess } from './lib/server-process.mjs';
+import { startRedisServer } from './lib/redis-server.mjs';
 import { num, renderTable } from './lib/table.mjs';
-import { sleep } from './lib/timing.mjs';
 import { serverCatalog } from './servers/catalog.mjs';
 import { STORE_CONFIGS } from './servers/store-client.mjs';
 
@@ -66,31 +61,11 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => cleanUp().finally(() => process.exit(130)));
 }
 
-/** Debian's redis-server on a free loopback port, in a folder of its own; resolves with its URL. */
+/** Debian's redis-server for the store, stopped with the rest. */
 async function startRedis() {
-  ensureDebianPackage('redis-server', '/usr/bin/redis-server');
-  const port = await freePort();
-  const dir = mkdtempSync(join(os.tmpdir(), 'fetch-pacer-bench-redis-'));
-  const child = spawn('/usr/bin/redis-server', redisServerArgs(port, dir), { stdio: 'ignore' });
-  cleanups.push(async () => {
-    await stopProcess(child);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const url = `redis://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const client = createClient({ url });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      await client.ping();
-      await client.quit();
-      return url;
-    } catch {
-      await client.disconnect().catch(() => {});
-      await sleep(100);
-    }
-  }
-  throw new Error(`redis-server did not answer on ${url}`);
+  const { url, stop } = await startRedisServer();
+  cleanups.push(stop);
+  return url;
 }
 
 async function main() {

@@ -1,9 +1,10 @@
 // `npm run bench:servers`: fetch-pacer (and, on nginx and express, the peer libraries) against
-// seven real rate-limiting servers on 127.0.0.1, each publishing the same "N per second" and each
+// eight real rate-limiting servers on 127.0.0.1, each publishing the same "N per second" and each
 // counting its own way: nginx limit_req (leaky bucket), express-rate-limit, @fastify/rate-limit,
 // koa-ratelimit and express + rate-limiter-flexible (fixed windows, four header dialects),
-// HAProxy's stick-table http_req_rate (a sliding-window counter) and express +
-// rolling-rate-limiter (a sliding log that logs refusals too, saying only `Retry-After`); and
+// HAProxy's stick-table http_req_rate (a sliding-window counter), express +
+// rolling-rate-limiter (a sliding log that logs refusals too, saying only `Retry-After`) and
+// express + redis-gcra (a GCRA on Redis naming its burst, throttled's headers); and
 // @fastify/rate-limit once more, sending nothing but `retry-after` (`fastify-retry-after`).
 // bench/servers/catalog.mjs lists them; each server's file says how it counts and which headers
 // it sends.

@@ -2,6 +2,7 @@
 // ("`rate` per second"), each counting its own way. Every one keys its count on the
 // `x-bench-client` header, so each client run starts fresh. The counting scheme and the headers
 // of each are described (with the doc's address) at the top of its file.
+import { startRedisServer } from '../lib/redis-server.mjs';
 import { forkServer, freePort } from '../lib/server-process.mjs';
 import { ensureHaproxy, startHaproxy } from './haproxy.mjs';
 import { ensureNginx, startNginx } from './nginx.mjs';
@@ -23,6 +24,34 @@ function fixedWindowApp(file, rate, { title, scheme, headers, peers = false, opt
     },
     idealMs: (requests) => (Math.ceil(requests / rate) - 1) * 1_000,
     client: { rate, peers },
+  };
+}
+
+/**
+ * express + redis-gcra (forked, `rate` per 1 s, a bucket `burst` deep) on a redis-server of its
+ * own, saying throttled's headers (see gcra-app.mjs).
+ */
+function gcraApp(rate, burst) {
+  return {
+    title: `express + redis-gcra rate=${rate} period=1000 burst=${burst} (on redis-server)`,
+    scheme: 'GCRA (refusals not counted)',
+    headers:
+      "throttled's: X-RateLimit-Limit (the burst), -Remaining, -Reset (whole seconds until full, rounded up), Retry-After on 429",
+    start: async () => {
+      const redis = await startRedisServer();
+      const args = { limit: rate, windowMs: 1_000, burst, redisUrl: redis.url };
+      const app = await forkServer(new URL('./gcra-app.mjs', import.meta.url), args).catch(
+        async (error) => {
+          await redis.stop();
+          throw error;
+        },
+      );
+      const stop = () => app.stop().finally(redis.stop);
+      return { url: `http://127.0.0.1:${app.port}/ok`, pid: app.pid, stop };
+    },
+    // The burst at once (the bucket starts full), then one every 1 / rate.
+    idealMs: (requests) => ((requests - burst) * 1_000) / rate,
+    client: { rate, burst, peers: false },
   };
 }
 
@@ -106,6 +135,11 @@ export function serverCatalog(rate) {
       headers:
         "its README's: Retry-After (fractional seconds), X-RateLimit-Limit/-Remaining, X-RateLimit-Reset (whole Unix seconds, rounded up), on every answer",
     }),
+    // A GCRA from the npm registry on Redis, stating its burst as its limit with whole-second
+    // resets, as throttled does: nginx's burst, named; and nginx's example's, small against the
+    // rate, so that little of it is left beside the requests on their way.
+    gcra: gcraApp(rate, burst),
+    'gcra-burst5': gcraApp(rate, 5),
     // A sliding log from the npm registry (no middleware: the app answers), counting refusals.
     rolling: fixedWindowApp('./rolling-app.mjs', rate, {
       title: `express + rolling-rate-limiter InMemoryRateLimiter maxInInterval=${rate} interval=1000`,

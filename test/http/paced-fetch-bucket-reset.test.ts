@@ -1,6 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import { createPacedFetch, type PacedFetchOptions } from '../../src/http/paced-fetch.js';
-import { servedThroughNetwork, settleAll } from '../support/counting-servers.js';
+import {
+  type CountingDialect,
+  servedThroughNetwork,
+  settleAll,
+} from '../support/counting-servers.js';
+
+/**
+ * `calls` calls at once of a paced fetch (`options`) to a simulated GCRA of `server.limit` per
+ * second through 5-60 ms of jitter each way.
+ */
+async function callGcra(
+  server: { limit: number; dialect: CountingDialect; seed: number; burst?: number },
+  options: Partial<PacedFetchOptions>,
+  calls: number,
+) {
+  const { clock, backend, net } = servedThroughNetwork({
+    scheme: 'gcra',
+    windowMs: 1_000,
+    delayMs: [5, 60],
+    ...server,
+  });
+  const pacedFetch = createPacedFetch({
+    ...options,
+    fetch: net.fetch,
+    clock,
+    wallClock: backend.wallClock,
+  });
+  const statuses = await settleAll(
+    clock,
+    net,
+    Array.from({ length: calls }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
+    600_000,
+  );
+  return { backend, pacedFetch, statuses };
+}
 
 // A GCRA of 20 per second (redis-cell, throttled) that answers `X-RateLimit-Limit`,
 // `-Remaining` and a fractional Unix `X-RateLimit-Reset` (koa-ratelimit's form): its reset is
@@ -20,25 +54,10 @@ describe('a bucket whose reset reads as a window', () => {
   ])(
     'is learned as a bucket from the next answers ($name, seed $seed)',
     async ({ options, seed }) => {
-      const { clock, backend, net } = servedThroughNetwork({
-        scheme: 'gcra',
-        limit: 20,
-        windowMs: 1_000,
-        dialect: 'x-ratelimit-fractional',
-        delayMs: [5, 60],
-        seed,
-      });
-      const pacedFetch = createPacedFetch({
-        ...(options as Partial<PacedFetchOptions>),
-        fetch: net.fetch,
-        clock,
-        wallClock: backend.wallClock,
-      });
-      const statuses = await settleAll(
-        clock,
-        net,
-        Array.from({ length: 200 }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
-        600_000,
+      const { backend, pacedFetch, statuses } = await callGcra(
+        { limit: 20, dialect: 'x-ratelimit-fractional', seed },
+        options as Partial<PacedFetchOptions>,
+        200,
       );
       expect(statuses.filter((status) => status !== 200)).toEqual([]);
       // Refusals only while the first two windows teach the bucket, then none.
@@ -74,26 +93,10 @@ describe('a bucket named by its burst, with whole-second resets', () => {
   ] as const)(
     'is paced by its counts (burst $burst, $dialect, seed $seed)',
     async ({ burst, dialect, seed }) => {
-      const { clock, backend, net } = servedThroughNetwork({
-        scheme: 'gcra',
-        limit: 60,
-        windowMs: 1_000,
-        burst,
-        dialect,
-        delayMs: [5, 60],
-        seed,
-      });
-      const pacedFetch = createPacedFetch({
-        limits: { limit: 600, windowMs: 1_000 },
-        fetch: net.fetch,
-        clock,
-        wallClock: backend.wallClock,
-      });
-      const statuses = await settleAll(
-        clock,
-        net,
-        Array.from({ length: 300 }, (_, i) => pacedFetch(`https://api.test/n/${i}`)),
-        600_000,
+      const { backend, pacedFetch, statuses } = await callGcra(
+        { limit: 60, burst, dialect, seed },
+        { limits: { limit: 600, windowMs: 1_000 } },
+        300,
       );
       expect(statuses.filter((status) => status !== 200)).toEqual([]);
       expect(backend.refusals()).toBe(0);
