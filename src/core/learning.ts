@@ -192,8 +192,8 @@ export function applySignal(
     const { limit } = signal;
     if (
       limit !== undefined &&
-      remaining === limit - 1 &&
-      inferredWindowOf(states, key, limit) &&
+      remaining >= limit - 2 &&
+      mayBeBucket(states, key, limit) &&
       opensTooOften(states, key, now, signal)
     ) {
       return;
@@ -329,41 +329,66 @@ function disprovesWindow(
 }
 
 /**
- * Whether an answer that opened `key`'s inferred window (said `limit - 1`) is the third within
- * one such window, by the span from the first one's send to its own answer (their arrivals lie
- * within it): no window opens three times within itself (at most one of its ends falls in the
- * span), so the server counts with a bucket that deep, full again at each. A GCRA named by its
- * burst, as redis-cell and throttled name theirs, with whole-second resets: a window of its
- * burst per second was learned, 0.10x of a rate of ten times that. The key then goes by the
- * bucket's counts (`CountedBucket`), in a pacer, which hears every answer; a store's clients
- * keep the window.
+ * Whether the answers of `key` disprove every window of the `limit` they name: `2j + 1` of
+ * them that left at least `limit - j`, for j of 1 or 2, from the first one's send to the last
+ * one's answer (their arrivals lie within it) shorter than a window. In a sliding log the last
+ * of them would count them all; in fixed windows (or a sliding-window counter, which weighs the
+ * current window whole) at most one window's end falls in the span, so one window counts half
+ * of them, more than `j`. The window is the one the key inferred from a reset, or a second for
+ * a key that starts slow (servers set whole seconds). So the server counts with a bucket that
+ * deep, full (or nearly: redis-gcra's float arithmetic says `limit - 2` of a full bucket at 60
+ * per second) at each: a GCRA named by its burst, as throttled and redis-cell name theirs, with
+ * whole-second resets. Learned as a window of its burst per second, a GCRA of ten times that
+ * ran at 0.10x; one whose counts never said `limit - 1` kept its slow start.
+ *
+ * The key then goes by the bucket's counts (`CountedBucket`), in a pacer, which hears every
+ * answer; a store's clients keep what they had.
  */
 function opensTooOften(
   states: KeyStates,
   key: string,
   now: number,
-  signal: { readonly limit?: number | undefined; readonly sentAt?: number | undefined },
+  signal: {
+    readonly limit?: number | undefined;
+    readonly remaining?: number | undefined;
+    readonly sentAt?: number | undefined;
+  },
 ): boolean {
   const state = states.stateOf(key);
   if (!(state instanceof WithLearned) || !states.answered()) return false;
   const { learned } = state;
-  const { limit, sentAt } = signal;
-  if (learned === undefined || sentAt === undefined || limit === undefined || limit < 2) {
-    return false;
+  const { limit, remaining, sentAt } = signal;
+  if (learned === undefined || sentAt === undefined || limit === undefined) return false;
+  if (remaining === undefined || limit < 2 || remaining < limit - 2) return false;
+  // A key whose own limit is the one named keeps its own policy, as for an inferred window.
+  if (states.compiled(key).limit === limit) return false;
+  const windowMs = learned.counter instanceof SlowStart ? 1_000 : learned.policy.windowMs;
+  // The last answers that left at least `limit - 2`: send, answer and count of each.
+  const kept = learned.openings ?? [];
+  kept.push(sentAt, now, remaining);
+  if (kept.length > 15) kept.splice(0, 3);
+  learned.openings = kept;
+  let first = Number.POSITIVE_INFINITY;
+  let spanned = false;
+  for (let j = 1; j <= 2 && !spanned; j++) {
+    let found = 0;
+    first = Number.POSITIVE_INFINITY;
+    for (let at = kept.length - 3; at >= 0 && found < 2 * j + 1; at -= 3) {
+      if ((kept[at + 2] as number) < limit - j) continue;
+      found++;
+      if ((kept[at] as number) < first) first = kept[at] as number;
+    }
+    spanned = found === 2 * j + 1 && now - first < windowMs;
   }
-  const openings = learned.openings ?? [];
-  openings.push(sentAt, now);
-  if (openings.length > 6) openings.splice(0, 2);
-  learned.openings = openings;
-  const first = openings[0] as number;
-  if (openings.length < 6 || !(now - first < learned.policy.windowMs)) return false;
-  // A permit at least refilled over the span (the last two found it full), until the counts
-  // prove more; the permits in flight of the window's count may arrive after any count.
+  if (!spanned) return false;
+  // A permit at least refilled over the span (the bucket stayed nearly full), until the counts
+  // prove more; the permits in flight of the count before may arrive after any count.
   const open = inUseOf(learned.counter, now, 0);
   const bucket = new CountedBucket(limit, now, open, 1 / Math.max(1, now - first));
-  bucket.remember(openings[1] as number, first, limit - 1);
-  bucket.remember(openings[3] as number, openings[2] as number, limit - 1);
-  bucket.heardRoom(now, limit - 1, limit, sentAt);
+  for (let at = 0; at < kept.length - 3; at += 3) {
+    bucket.remember(kept[at + 1] as number, kept[at] as number, kept[at + 2] as number);
+  }
+  bucket.heardRoom(now, remaining, limit, sentAt);
   state.learned = {
     counter: bucket,
     policy: { limit, windowMs: limit / bucket.perMs, source: 'server' },
@@ -372,10 +397,14 @@ function opensTooOften(
   return true;
 }
 
-/** Whether `key` learned a window of `limit` inferred from a reset (it keeps a `run`). */
-function inferredWindowOf(states: KeyStates, key: string, limit: number): boolean {
+/**
+ * Whether `key` learned a window of `limit` inferred from a reset (it keeps a `run`), or starts
+ * slow (and the server names `limit` without a window): its answers may show a bucket.
+ */
+function mayBeBucket(states: KeyStates, key: string, limit: number): boolean {
   const state = states.stateOf(key);
   const learned = state instanceof WithLearned ? state.learned : undefined;
+  if (learned?.counter instanceof SlowStart) return true;
   return learned?.policy.source === 'server' && learned.policy.limit === limit && !!learned.run;
 }
 

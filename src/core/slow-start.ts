@@ -80,6 +80,11 @@ export class SlowStart implements Strategy {
     return Math.max(0, this.room());
   }
 
+  /** The requests in flight: what a policy that replaces it starts with (see `Strategy.inUse`). */
+  inUse(): number {
+    return this.open;
+  }
+
   /** Requests that may start now: the window's free places, at most what the count allows. */
   private room(): number {
     const free = this.window - this.open;

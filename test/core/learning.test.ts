@@ -1231,3 +1231,46 @@ describe('a window inferred from a reset that opens three times within itself', 
     expect(drain(limiter, 'api')).toBe(3);
   });
 });
+
+describe("a key that starts slow and a bucket's counts", () => {
+  /** A key of 1,000/s (or `own`) starting slow, told `counts` of 15 at sends 60 ms apart. */
+  function counted(counts: readonly number[], own = perSecond(1000)) {
+    const setupped = setup(own);
+    const { clock, limiter } = setupped;
+    limiter.answered = true;
+    limiter.feedback.observe('api', { kind: 'start' });
+    counts.forEach((remaining, i) => {
+      clock.set(i * 60);
+      expect(limiter.tryAcquire('api').allowed).toBe(true);
+      clock.set(i * 60 + 30);
+      limiter.feedback.observe('api', {
+        kind: 'quota',
+        limit: 15,
+        remaining,
+        resetMs: 1000,
+        sentAt: i * 60,
+      });
+      limiter.settle('api');
+    });
+    return setupped;
+  }
+
+  it('is paced by them once five within a second left all but two (redis-gcra at 60/s)', () => {
+    // redis-gcra's float arithmetic says 13 of a full bucket of 15: never `limit - 1`, so no
+    // window is inferred, and the slow start held the key (0.31x of its rate, for good).
+    const { limiter } = counted([13, 13, 13, 13]);
+    expect(limiter.policyOf('api').learned?.source).toBe('start');
+    const { limiter: found } = counted([13, 13, 13, 13, 13]);
+    expect(found.policyOf('api').learned).toMatchObject({ limit: 15, source: 'server' });
+  });
+
+  it('is not a window whose counts fall (a fixed window of 15 opened by the first)', () => {
+    const { limiter } = counted([14, 13, 12, 11, 10, 9, 8]);
+    expect(limiter.policyOf('api').learned?.source).toBe('start');
+  });
+
+  it("keeps the key's own policy when it names the same limit", () => {
+    const { limiter } = counted([13, 13, 13, 13, 13], perSecond(15));
+    expect(limiter.policyOf('api').learned?.source).not.toBe('server');
+  });
+});
