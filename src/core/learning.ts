@@ -398,14 +398,16 @@ function opensTooOften(
 }
 
 /**
- * Whether `key` learned a window of `limit` inferred from a reset (it keeps a `run`), or starts
- * slow (and the server names `limit` without a window): its answers may show a bucket.
+ * Whether `key` learned a window of `limit` inferred from a reset (it keeps a `run`) or taught
+ * by a refusal (as that many of the limit the server named), or starts slow: its answers may
+ * show a bucket.
  */
 function mayBeBucket(states: KeyStates, key: string, limit: number): boolean {
   const state = states.stateOf(key);
   const learned = state instanceof WithLearned ? state.learned : undefined;
   if (learned?.counter instanceof SlowStart) return true;
-  return learned?.policy.source === 'server' && learned.policy.limit === limit && !!learned.run;
+  if (learned?.policy.limit !== limit) return false;
+  return learned.policy.source === 'rate' || (learned.policy.source === 'server' && !!learned.run);
 }
 
 /** What `key`'s learned policy shows of its `CountedBucket`: a window of its rate. */

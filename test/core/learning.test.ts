@@ -1274,3 +1274,38 @@ describe("a key that starts slow and a bucket's counts", () => {
     expect(limiter.policyOf('api').learned?.source).not.toBe('server');
   });
 });
+
+describe("a rate a refusal taught and a bucket's counts", () => {
+  it('is paced by them once five within its window left all but two', () => {
+    const { clock, limiter } = setup(perSecond(1000));
+    limiter.answered = true;
+    limiter.feedback.observe('api', { kind: 'start' });
+    // A slow start spends a bucket of 15 (redis-gcra's counts, 13 when full) in 20 ms, and
+    // its next request is refused with a whole-second `Retry-After`.
+    const answer = (sentAt: number, remaining: number) => {
+      clock.set(sentAt + 2);
+      limiter.feedback.observe('api', { kind: 'quota', limit: 15, remaining, sentAt });
+      limiter.feedback.observe('api', { kind: 'answered', sentAt });
+      limiter.settle('api');
+    };
+    for (let i = 0; i < 15; i++) {
+      clock.set(i);
+      limiter.tryAcquire('api');
+      answer(i, Math.max(0, 13 - i));
+    }
+    clock.set(20);
+    limiter.tryAcquire('api');
+    clock.set(22);
+    limiter.feedback.observe('api', { kind: 'refusal', retryAfterMs: 1000, sentAt: 20 });
+    limiter.settle('api');
+    expect(limiter.policyOf('api').learned).toMatchObject({ limit: 15, source: 'rate' });
+    // Paced by that rate after the block, the bucket is full again at each.
+    for (let i = 0; i < 5; i++) {
+      const sentAt = 1022 + i * 70;
+      clock.set(sentAt);
+      expect(limiter.tryAcquire('api').allowed).toBe(true);
+      answer(sentAt, 13);
+    }
+    expect(limiter.policyOf('api').learned).toMatchObject({ limit: 15, source: 'server' });
+  });
+});

@@ -186,8 +186,10 @@ function gcra(limit: number, windowMs: number, burst: number): Counter {
     const ahead = Math.max(tat, at) - at;
     return {
       admitted,
-      // In integers too: one arrival into a full bucket leaves exactly `burst - 1`, where the
-      // float quotient came out a hair under 4 (and said 3) for 5 of 6 at 60 per second.
+      // In integers too, as redis-cell and throttled count (in ns): one arrival into a full
+      // bucket leaves exactly `burst - 1`, where the float quotient said 4 of 6 for 5 at 60 per
+      // second. (redis-gcra counts in Lua floats and says `burst - 2` there: the real-server
+      // bench has it, bench/servers/gcra-app.mjs.)
       remaining: Math.max(0, Math.floor((tolerance - ahead) / interval + 1e-9) + 1),
       resetMs: ahead,
       retryMs: admitted ? 0 : base - tolerance - at,
