@@ -8,9 +8,10 @@ const KEPT = 64;
  * How a `CountedBucket` finds the refill past what its counts prove, measured against a
  * simulated GCRA of 60 per second through 5-60 ms of jitter each way, stating its burst of 6 or
  * 16 with whole-second resets (`ONLY=gcra PACERS=1 NOSTORE=1 DIALECT=x-ratelimit-delta npm run
- * measure:store`, seeds 1-3, rate after two windows): growing by a twentieth, a tenth, a fifth
- * each full count ran at 0.85x, 0.87x, 0.77x of the burst of 6 (refusals from a fifth on);
- * cutting to the proven rate at a count of at most 1, 0.83x; leaving the model's room for the
+ * measure:store`, seeds 1-3, rate after two windows, before a slow start could find the bucket):
+ * growing by 1.05, 1.1, 1.15 at each full count ran at 0.85x, 0.87x, 0.77x of the burst of 6
+ * (refusals at 1.15); cutting to the proven rate at a count of at most 1 instead of by a tenth,
+ * 0.83x (1.1), 0.76x and 0.68x (1.2, 1.3, with refusals); leaving the model's room for the
  * count's each time, 0.62x.
  */
 const COUNTED = /* @__PURE__ */ Object.freeze({
@@ -37,9 +38,9 @@ const COUNTED = /* @__PURE__ */ Object.freeze({
  *   arrivals of two admitted requests `i` and `j` the bucket refilled what their counts rose by
  *   plus every permit that arrived between them and `j` itself (more if it was full, or another
  *   client spent some): `ρ (a_j - a_i) > c_j - c_i + n`, `n` counting the requests that surely
- *   arrived between (sent after `i` was answered, answered before `j` was sent), `i` answered before `j`
- *   was sent. An arrival lies between its send and its answer, so `a_j - a_i` is at most `j`'s
- *   answer less `i`'s send.
+ *   arrived between (sent after `i` was answered, answered before `j` was sent), `i` answered
+ *   before `j` was sent. An arrival lies between its send and its answer, so `a_j - a_i` is at
+ *   most `j`'s answer less `i`'s send.
  *   The largest such bound among the counts kept never passes the server's rate. It proves only
  *   what the key sent, though: a count that found the bucket full when the key paced into it
  *   grows the rate paced at by a tenth (as TCP probes for room), and a count of 1 or less cuts
