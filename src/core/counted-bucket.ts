@@ -25,7 +25,7 @@ const COUNTED = /* @__PURE__ */ Object.freeze({
 });
 
 /**
- * A server found to count with a bucket `capacity` deep (see `opensTooOften` in learning.ts)
+ * A server found to count with a bucket `capacity` deep (see `countsShowBucket` in learning.ts)
  * whose refill its answers do not state: a GCRA named by its burst, as redis-cell and throttled
  * name theirs, with a reset in whole seconds that is ceil(17 ms) after one request at 60 per
  * second. What it does state is its count on every answer, the bucket's level at the request's

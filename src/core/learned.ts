@@ -38,8 +38,9 @@ export interface LearnedLimit {
    */
   run?: { remaining: number; readonly ends: number } | undefined;
   /**
-   * For a window inferred from a reset: the send and answer times of the last answers that
-   * opened it (said `limit - 1`), oldest first, two numbers each (see `opensTooOften`).
+   * The last answers (at most five) that left at least `limit - 2` of the limit the server
+   * named, oldest first, three numbers each: send time, answer time, count (see
+   * `countsShowBucket`).
    */
   openings?: number[] | undefined;
 }

@@ -161,7 +161,7 @@ export function applySignal(
       if (remaining === undefined) return;
       const { windowMs } = learned.policy;
       if (remaining === learned.policy.limit - 1) {
-        if (signal.inferred === true && !refills && opensTooOften(states, key, now, signal)) {
+        if (signal.inferred === true && !refills && countsShowBucket(states, key, now, signal)) {
           return;
         }
         learned.openedAt = now;
@@ -187,14 +187,14 @@ export function applySignal(
   }
   if (remaining === undefined) return;
   if (signal.kind === 'quota') {
-    // An answer that opened a window inferred before, whose reset infers none (a Unix second
-    // read against the clock): as one that infers it (above).
+    // Counts too high for any window (see `countsShowBucket`), of a key that starts slow, that
+    // a refusal taught a rate, or whose window was inferred from a reset that infers none now
+    // (a Unix second read against the clock).
     const { limit } = signal;
     if (
       limit !== undefined &&
-      remaining >= limit - 2 &&
       mayBeBucket(states, key, limit) &&
-      opensTooOften(states, key, now, signal)
+      countsShowBucket(states, key, now, signal)
     ) {
       return;
     }
@@ -334,17 +334,18 @@ function disprovesWindow(
  * one's answer (their arrivals lie within it) shorter than a window. In a sliding log the last
  * of them would count them all; in fixed windows (or a sliding-window counter, which weighs the
  * current window whole) at most one window's end falls in the span, so one window counts half
- * of them, more than `j`. The window is the one the key inferred from a reset, or a second for
- * a key that starts slow (servers set whole seconds). So the server counts with a bucket that
- * deep, full (or nearly: redis-gcra's float arithmetic says `limit - 2` of a full bucket at 60
- * per second) at each: a GCRA named by its burst, as throttled and redis-cell name theirs, with
- * whole-second resets. Learned as a window of its burst per second, a GCRA of ten times that
- * ran at 0.10x; one whose counts never said `limit - 1` kept its slow start.
+ * of them, more than `j`. The window is the one the key inferred from a reset or the one of a
+ * rate a refusal taught, or a second for a key that starts slow (servers set whole seconds). So
+ * the server counts with a bucket that deep, full (or nearly: redis-gcra's float arithmetic says
+ * `limit - 2` of a full bucket at 60 per second) at each: a GCRA named by its burst, as
+ * throttled and redis-cell name theirs, with whole-second resets. Learned as a window of its
+ * burst per second, a GCRA of ten times that ran at 0.10x; one whose counts never said
+ * `limit - 1` kept its slow start, or the rate its first refusal taught.
  *
  * The key then goes by the bucket's counts (`CountedBucket`), in a pacer, which hears every
  * answer; a store's clients keep what they had.
  */
-function opensTooOften(
+function countsShowBucket(
   states: KeyStates,
   key: string,
   now: number,
