@@ -116,6 +116,23 @@ export function applySignal(
     }
     return;
   }
+  // A count of the key's own `burst` (not its limit) is of the bucket that burst is: a GCRA
+  // named by its burst, as throttled and redis-cell name theirs, told to the key as its rate and
+  // burst. Its reset is when the bucket is full again (in whole seconds), not when a permit
+  // frees, and the key's own count of its limit is no count of it: read as a window of the burst
+  // (or lowered into the limit's count, a count of 0 filling it), each count of 0 held the key a
+  // second, 15-20 a second of 60 against redis-gcra. The key's own bucket counts the burst; the
+  // count only caps it (`ArrivalSafe.heardRoom`), and confirms the key's policy as a count of
+  // its own limit does: that ends a slow start.
+  if (
+    (signal.kind === 'quota' || signal.inferred === true) &&
+    isOwnBurst(states, key, signal.limit)
+  ) {
+    confirm(states, key);
+    if (remaining !== undefined)
+      heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
+    return;
+  }
   const reset = serverDelay(signal.resetMs);
   const ends = reset !== undefined && reset > 0 ? now + reset : undefined;
   // The latest the count may reset: a whole-second reset of a count of 0 read as its earliest
@@ -126,11 +143,7 @@ export function applySignal(
     signal.kind === 'policy' &&
     signal.inferred === true &&
     states.compiled(key).limit === signal.limit;
-  if (confirms) {
-    endSlowStart(states, key);
-    const state = states.stateOf(key);
-    if (state instanceof WithLearned) state.confirmed = true;
-  }
+  if (confirms) confirm(states, key);
   if (signal.kind === 'policy' && !confirms) {
     const state = states.stateOf(key);
     const refills =
@@ -269,6 +282,14 @@ function countsItsWindow(
   if (learned?.source === 'server' && learned.limit === limit) return learned.windowMs >= resetMs;
   const own = ownPolicy(states, key, limit);
   return own?.algorithm === 'arrival-safe' && own.windowMs >= resetMs;
+}
+
+/** Whether `limit` is the `burst` of one of `key`'s own policies, and not its limit. */
+function isOwnBurst(states: KeyStates, key: string, limit: number | undefined): boolean {
+  if (limit === undefined) return false;
+  return states
+    .compiled(key)
+    .policies.some((policy) => policy.burst === limit && policy.limit !== limit);
 }
 
 /**
@@ -508,7 +529,11 @@ function hasCredit(states: KeyStates, key: string, now: number): boolean {
  * asked fairly: 11.8 s for 300 calls, 7.2 s with this).
  */
 function confirmShared(states: KeyStates, key: string, limit: number): void {
-  if (states.compiled(key).limit !== limit) return;
+  if (states.compiled(key).limit === limit) confirm(states, key);
+}
+
+/** The server confirmed `key`'s own policy: its slow start ends, and it is `confirmed`. */
+function confirm(states: KeyStates, key: string): void {
   endSlowStart(states, key);
   const state = states.stateOf(key);
   if (state instanceof WithLearned) state.confirmed = true;

@@ -331,3 +331,56 @@ describe('a late pacer catches up', () => {
     }
   });
 });
+
+// A GCRA of 60 per second with a bucket 15 deep that names its burst as its limit, as
+// throttled and redis-cell do (`X-RateLimit-Limit: 15`), and says when it is full again in
+// whole seconds, told to the key as `perSecond(60, { burst: 15 })`.
+describe("the server's count of the key's own burst", () => {
+  function burstSpent() {
+    const clock = createManualClock();
+    const limiter = createPacerLimiter({
+      limits: perSecond(60, { ...SAFE, burst: 15 }),
+      clock,
+    });
+    for (let i = 0; i < 15; i++) expect(limiter.tryAcquire('api').allowed).toBe(true);
+    clock.set(5);
+    // Answered in the order they arrived, each counted the bucket one lower.
+    for (let left = 14; left >= 0; left--) {
+      limiter.settle('api');
+      limiter.feedback.observe('api', {
+        kind: 'quota',
+        remaining: left,
+        resetMs: 1_000,
+        limit: 15,
+        sentAt: 0,
+      });
+    }
+    return { clock, limiter };
+  }
+
+  it('is a count of the bucket: a count of 0 holds the key one interval, not until it is full', () => {
+    const { clock, limiter } = burstSpent();
+    // The burst may all have arrived at 5, when it was answered: the next permit one interval
+    // after that (the key's own GCRA of the answers, `answeredTat`).
+    expect(limiter.peek('api')).toMatchObject({ allowed: false, retryAfterMs: 17 });
+    clock.set(22);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+  });
+
+  it("caps the key's credit to it when another client spent the bucket, not lower", () => {
+    const clock = createManualClock();
+    const limiter = createPacerLimiter({
+      limits: perSecond(60, { ...SAFE, burst: 15 }),
+      clock,
+    });
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    clock.set(30);
+    limiter.settle('api');
+    // 14 left by the key's own count; the server counted 2 at the request's arrival (sent at
+    // 0), and refilled at most 30 ms of 60 per second since: 3.8 now.
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 2, limit: 15, sentAt: 0 });
+    for (let i = 0; i < 3; i++) expect(limiter.tryAcquire('api').allowed).toBe(true);
+    expect(limiter.tryAcquire('api')).toMatchObject({ allowed: false, retryAfterMs: 4 });
+  });
+});

@@ -244,7 +244,8 @@ export class ArrivalSafe implements Strategy {
    * rate to 1.00x, fixed windows from 0.91-0.92x to 0.93x, a sliding-window counter from
    * 0.82-0.84x to 0.85x (the published limit, one seed).
    *
-   * Only a count of this policy's own limit is room, and only one sent within the last window:
+   * Only a count of this policy's own limit is room (one of its `burst` caps the spacing credit,
+   * below), and only one sent within the last window:
    * the log still holds every answer since. (Of an older one, it may have dropped some, and the
    * room would be too large; while the log is full that cannot lift it, as the permits it holds
    * leave no room, but with a `burst` the room passes the GCRA's count of the answers too.)
@@ -252,6 +253,20 @@ export class ArrivalSafe implements Strategy {
    * later count.
    */
   heardRoom(now: number, remaining: number, limit: number, sentAt: number): void {
+    if (limit === this.spacing && limit !== this.policy.limit) {
+      // A GCRA server that names its burst as its limit (throttled, redis-cell): its bucket
+      // holds at most the count and what it refilled since (the arrival came after the send).
+      // The spacing credit is capped to that: it counts the key's own permits, and the count
+      // every client's on the bucket. Permits in flight are not taken off (the count may hold
+      // them already): a lone client's credit, which they left lower, is not lowered twice.
+      const most = Math.floor(remaining) + (now - sentAt) * this.perMs;
+      this.lapse(now);
+      if (most < this.tokensAt(now)) {
+        this.tokens = most;
+        this.stamp = now;
+      }
+      return;
+    }
     if (limit !== this.policy.limit || !(sentAt > now - this.policy.windowMs)) return;
     const room = Math.floor(remaining) - this.open - this.log.countSince(sentAt);
     if (room > this.room) this.room = room;
