@@ -368,6 +368,22 @@ describe("the server's count of the key's own burst", () => {
     expect(limiter.tryAcquire('api').allowed).toBe(false);
   });
 
+  it('makes the key count as that GCRA alone: more than its limit in a window, as the bucket refills', () => {
+    const { clock, limiter } = burstSpent();
+    // One each time the GCRA of the answers lets one go, answered 1 ms later: the first second
+    // holds the burst and a second's refill, 15 + 59, where the log of 60 per second stopped
+    // at 60 until a second after the first answers.
+    let sent = 15;
+    for (let at = 6; at < 1_000; at++) {
+      clock.set(at);
+      if (!limiter.tryAcquire('api').allowed) continue;
+      sent++;
+      clock.set(at + 1);
+      limiter.settle('api');
+    }
+    expect(sent).toBe(74);
+  });
+
   it("caps the key's credit to it when another client spent the bucket, not lower", () => {
     const clock = createManualClock();
     const limiter = createPacerLimiter({

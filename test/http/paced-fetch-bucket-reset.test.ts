@@ -127,8 +127,8 @@ describe('a bucket named by its burst, to a client told its rate and burst', () 
   it.each([
     { burst: 15, dialect: 'x-ratelimit-delta', delayMs: [0, 0], seed: 1, within: 1.05 },
     { burst: 5, dialect: 'x-ratelimit-delta', delayMs: [0, 0], seed: 1, within: 1.05 },
-    { burst: 15, dialect: 'x-ratelimit-delta', delayMs: [5, 60], seed: 2, within: 1.2 },
-    { burst: 5, dialect: 'x-ratelimit', delayMs: [5, 60], seed: 3, within: 1.2 },
+    { burst: 15, dialect: 'x-ratelimit-delta', delayMs: [5, 60], seed: 2, within: 1.05 },
+    { burst: 5, dialect: 'x-ratelimit', delayMs: [5, 60], seed: 3, within: 1.25 },
   ] as const)(
     'keeps to its rate (burst $burst, $dialect, $delayMs.1 ms, seed $seed)',
     async ({ burst, dialect, delayMs, seed, within }) => {
@@ -140,7 +140,8 @@ describe('a bucket named by its burst, to a client told its rate and burst', () 
       expect(statuses.filter((status) => status !== 200)).toEqual([]);
       expect(backend.refusals()).toBe(0);
       // The burst at once, then 60 per second: 4.75 s and 4.92 s at best (1.00x of it on
-      // loopback, 1.08x and 1.16x through the jitter, where a permit counts until its answer).
+      // loopback; through the jitter 1.02-1.03x for a burst of 15, 1.13-1.18x for a burst of 5,
+      // shallower than the round trip, over seeds 1-5: a permit counts until its answer).
       const last = Math.max(...backend.hits.map((hit) => hit.at));
       expect(last).toBeLessThan(((300 - burst) / 60) * 1_000 * within);
     },
