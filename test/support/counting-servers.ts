@@ -70,6 +70,13 @@ export interface CountingServerOptions {
   /** For `'gcra'`: requests admitted at once. @default limit */
   readonly burst?: number;
   /**
+   * For `'gcra'`: counts as redis-gcra 0.3.0's Lua script does (`lib/gcra.lua`,
+   * https://github.com/Losant/redis-gcra), in floats on the wall clock's whole ms: a full bucket
+   * of 5 at 60 per second says 3 left where an integer GCRA says 4, and a count is often one
+   * lower than the integer one. @default false (integers, as redis-cell and throttled count)
+   */
+  readonly countsInFloats?: boolean;
+  /**
    * For `'sliding-window'`: refused hits count too, as in HAProxy's `http_req_rate` (every
    * tracked request increments the stick table's counter). @default false (Upstash's). For
    * `'sliding-log'`: refused hits are logged too, as rolling-rate-limiter logs every attempt
@@ -101,6 +108,9 @@ export interface Verdict {
 }
 
 export type Counter = (at: number) => Verdict;
+
+/** Wall-clock ms at manual time 0, for Unix resets (see `CountingServerOptions.epoch`). */
+const EPOCH = 1_700_000_000_000;
 
 function slidingLog(limit: number, windowMs: number, countsRefused: boolean): Counter {
   const logged: number[] = [];
@@ -197,11 +207,50 @@ function gcra(limit: number, windowMs: number, burst: number): Counter {
   };
 }
 
+/**
+ * redis-gcra's script (lib/gcra.lua of 0.3.0), step for step, for a cost of 1: its `now` is the
+ * app's `Date.now()`, whole ms of the wall clock (`epoch + at` here), its arithmetic Lua's
+ * doubles. Its burst is `burst` (what it admits at once); its counts are floored quotients of
+ * floats near 1.7e12, so often one lower than an integer GCRA's (`burst - 2` of a full bucket).
+ */
+function luaGcra(limit: number, windowMs: number, burst: number, epoch: number): Counter {
+  const emissionInterval = windowMs / limit;
+  const burstOffset = emissionInterval * burst;
+  let stored: number | undefined;
+  let expiresAt = Number.NEGATIVE_INFINITY;
+  return (at) => {
+    const now = Math.floor(epoch + at);
+    // The key expires `reset_in` ms after its last SET (`PX`).
+    const tat = Math.max(stored !== undefined && now < expiresAt ? stored : now, now);
+    const newTat = tat + emissionInterval;
+    const diff = now - (newTat - burstOffset);
+    const remaining = Math.floor(diff / emissionInterval);
+    if (remaining < 0) {
+      return {
+        admitted: false,
+        remaining: Math.max(0, Math.floor((now - (tat - burstOffset)) / emissionInterval)),
+        resetMs: Math.ceil(tat - now),
+        retryMs: Math.ceil(-diff),
+      };
+    }
+    const resetMs = Math.ceil(newTat - now);
+    stored = newTat;
+    expiresAt = now + resetMs;
+    return { admitted: true, remaining, resetMs, retryMs: 0 };
+  };
+}
+
 /** The count of a scheme alone, without msw: `admits(at)` says whether a hit at `at` is admitted. */
 export function schemeCounter(
-  options: Pick<CountingServerOptions, 'scheme' | 'limit' | 'windowMs' | 'burst' | 'countsRefused'>,
+  options: Pick<
+    CountingServerOptions,
+    'scheme' | 'limit' | 'windowMs' | 'burst' | 'countsRefused' | 'countsInFloats' | 'epoch'
+  >,
 ): Counter {
   const { scheme, limit, windowMs } = options;
+  if (scheme === 'gcra' && options.countsInFloats === true) {
+    return luaGcra(limit, windowMs, options.burst ?? limit, options.epoch ?? EPOCH);
+  }
   return scheme === 'sliding-log'
     ? slidingLog(limit, windowMs, options.countsRefused === true)
     : scheme === 'fixed-window'
@@ -213,7 +262,7 @@ export function schemeCounter(
 
 /** An msw handler for `${origin}/*` that counts every request at its arrival time. */
 export function countingServer(options: CountingServerOptions) {
-  const { clock, limit, windowMs, dialect, epoch = 1_700_000_000_000 } = options;
+  const { clock, limit, windowMs, dialect, epoch = EPOCH } = options;
   const { scheme } = options;
   const origin = options.origin ?? 'https://api.test';
   const count = schemeCounter(options);
