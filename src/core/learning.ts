@@ -384,7 +384,12 @@ function countsShowBucket(
   if (remaining === undefined || limit < 2 || remaining < limit - 2) return false;
   // A key whose own limit is the one named keeps its own policy, as for an inferred window.
   if (states.compiled(key).limit === limit) return false;
-  const windowMs = learned.counter instanceof SlowStart ? 1_000 : learned.policy.windowMs;
+  // The window of the named limit at the learned rate: a rate a refusal taught from a sample
+  // of another size (4 of a bucket of 5 at once, its `Retry-After: 1` a second) paces fewer
+  // than the limit per its own window, and no `2j + 1` answers would ever fall within it.
+  const { policy } = learned;
+  const windowMs =
+    learned.counter instanceof SlowStart ? 1_000 : (policy.windowMs * limit) / policy.limit;
   // The last answers that left at least `limit - 2`: send, answer and count of each.
   const kept = learned.openings ?? [];
   kept.push(sentAt, now, remaining);
@@ -420,16 +425,14 @@ function countsShowBucket(
 }
 
 /**
- * Whether `key` learned a window of `limit` inferred from a reset (it keeps a `run`) or taught
- * by a refusal (as that many of the limit the server named), or starts slow: its answers may
- * show a bucket.
+ * Whether `key` learned a window of `limit` inferred from a reset (it keeps a `run`) or a rate
+ * taught by a refusal, or starts slow: its answers may show a bucket.
  */
 function mayBeBucket(states: KeyStates, key: string, limit: number): boolean {
   const state = states.stateOf(key);
   const learned = state instanceof WithLearned ? state.learned : undefined;
-  if (learned?.counter instanceof SlowStart) return true;
-  if (learned?.policy.limit !== limit) return false;
-  return learned.policy.source === 'rate' || (learned.policy.source === 'server' && !!learned.run);
+  if (learned?.counter instanceof SlowStart || learned?.policy.source === 'rate') return true;
+  return learned?.policy.limit === limit && learned.policy.source === 'server' && !!learned.run;
 }
 
 /** What `key`'s learned policy shows of its `CountedBucket`: a window of its rate. */

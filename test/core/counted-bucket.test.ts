@@ -42,12 +42,29 @@ describe('a bucket paced by its counts', () => {
     const proven = bucket.provenPerMs;
     // The next request sent within one and a half permits' time, the bucket full again.
     bucket.heardRoom(110, 5, 6, 100);
-    expect(bucket.perMs).toBeCloseTo(Math.max(proven, bucket.provenPerMs) * 1.1);
+    expect(bucket.perMs / (Math.max(proven, bucket.provenPerMs) * 1.1)).toBeCloseTo(1, 9);
     const grown = bucket.perMs;
     // A count of 1: cut by a tenth, the room is the count's.
     bucket.heardRoom(160, 1, 6, 150);
-    expect(bucket.perMs).toBeCloseTo(Math.max(bucket.provenPerMs, grown * 0.9));
+    expect(bucket.perMs / Math.max(bucket.provenPerMs, grown * 0.9)).toBeCloseTo(1, 9);
     expect(bucket.level(160)).toBe(1);
+  });
+
+  it('takes its highest count for full (redis-gcra says 3 of a full 5), and grows only while the requests in flight did not hold it back', () => {
+    const bucket = new CountedBucket(5, 0, 0, 1 / 100);
+    bucket.heardRoom(5, 3, 5, 0);
+    bucket.heardRoom(110, 3, 5, 100);
+    const grown = bucket.perMs;
+    expect(grown / (Math.max(1 / 100, bucket.provenPerMs) * 1.1)).toBeCloseTo(1, 9);
+    // Four in flight: a fifth waits for an answer (a full bucket holds 3 and the one counted).
+    for (let i = 0; i < 4; i++) expect(bucket.tryAcquire(200, 1).allowed).toBe(true);
+    expect(bucket.tryAcquire(200 + 1 / grown, 1)).toMatchObject({ allowed: false });
+    // Counted full, sent right after the one before, but as the fourth in flight: the requests
+    // in flight held the key back, not its rate, which does not grow.
+    bucket.settle(220, 1);
+    bucket.heardRoom(220, 3, 5, 200);
+    expect(bucket.perMs / Math.max(grown, bucket.provenPerMs)).toBeCloseTo(1, 9);
+    expect(bucket.tryAcquire(220, 1).allowed).toBe(true);
   });
 
   it('halves the rate and spends the room at a refusal', () => {

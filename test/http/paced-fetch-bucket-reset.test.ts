@@ -18,6 +18,7 @@ async function callGcra(
     seed: number;
     burst?: number;
     delayMs?: readonly [number, number];
+    countsInFloats?: boolean;
   },
   options: Partial<PacedFetchOptions>,
   calls: number,
@@ -115,6 +116,39 @@ describe('a bucket named by its burst, with whole-second resets', () => {
       // a slow start first, and a block of a second in some); 49 s as a window of 6.
       const last = Math.max(...backend.hits.map((hit) => hit.at));
       expect(last).toBeLessThan(((300 - burst) / 60) * 1_000 * 1.6);
+    },
+  );
+});
+
+// redis-gcra's Lua (the real-server bench's `gcra-burst5`): a bucket of 5 at 60 per second whose
+// float counts say 3 of a full bucket and let 4 through at once at times. A slow start's burst
+// is refused with `Retry-After: 1` (ceil of 17 ms), which teaches 4 per second; its counts then
+// never fell within the rate's own window, 4 per second, and the key kept that rate for good
+// (0.07x of the server's straight to it). Through 5-60 ms of jitter its bucket is shallower
+// than the round trip: growing the rate while the requests in flight held it back ran away
+// (0.55-0.60x, a refusal now and then past it).
+describe('a shallow bucket that counts in floats', () => {
+  const generous = { limits: perSecond(600) };
+  it.each([
+    { name: 'zero configuration', options: {}, delayMs: [0, 0], seed: 1, rate: 0.85 },
+    { name: '10x generous', options: generous, delayMs: [0, 0], seed: 2, rate: 0.85 },
+    { name: 'zero configuration', options: {}, delayMs: [5, 60], seed: 3, rate: 0.7 },
+    { name: '10x generous', options: generous, delayMs: [5, 60], seed: 4, rate: 0.7 },
+  ] as const)(
+    'is paced by its counts ($name, $delayMs.1 ms, seed $seed)',
+    async ({ options, delayMs, seed, rate }) => {
+      const { backend, statuses } = await callGcra(
+        { limit: 60, burst: 5, dialect: 'x-ratelimit-delta', seed, delayMs, countsInFloats: true },
+        options as Partial<PacedFetchOptions>,
+        300,
+      );
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      // Refusals in the first two windows only (the slow start's burst).
+      expect(backend.hits.filter((hit) => hit.status !== 200 && hit.at > 2_000)).toEqual([]);
+      const admitted = backend.hits.filter((hit) => hit.status === 200).map((hit) => hit.at);
+      const last = Math.max(...admitted);
+      const after = admitted.filter((at) => at > 2_000).length;
+      expect(after / ((last - 2_000) / 1_000)).toBeGreaterThan(60 * rate);
     },
   );
 });
