@@ -782,7 +782,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     // The first rate is the sample's when slower than half the key's own: one admitted over
     // `SEED_MS`.
     expect(limiter.policyOf('a').learned).toMatchObject({ limit: 1, source: 'rate' });
-    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(1 / AIMD.SEED_MS);
+    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(1 / AIMD.SEED_MS, 9);
   });
 
   it('learns a rate at the third refusal in a row however slowly they come, with nothing admitted between', () => {
@@ -827,7 +827,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
     clock.set(2 * AIMD.ADMITTED_MS + 100);
     strike(limiter, 'a');
     expect(limiter.policyOf('a').learned).toBeUndefined();
-    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.1);
+    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.1, 9);
   });
 
   it('starts at the rate the server admitted, over at least SEED_MS, when that is slower than half its own', () => {
@@ -932,7 +932,7 @@ describe('refused: AIMD for a server that says nothing of its policy', () => {
       limiter.feedback.observe('a', { kind: 'answered', sentAt: i * 20 });
     clock.set(1_000);
     strike(limiter, 'a');
-    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.05);
+    expect(limiter.policyOf('a').ratePerMs).toBeCloseTo(0.05, 9);
     // Every permit admitted and answered at once for 3 s, but only 40/s of them (the rest of
     // the time the key sends nothing), then a refusal.
     let admitted = 0;

@@ -106,7 +106,7 @@ describe('the rate a store learns from bare refusals', () => {
     observe(state, limits, now, bare());
     expect(state.rate?.cutAt).toBe(now);
     expect(state.rate?.ceiling).toBeGreaterThan(0);
-    expect(state.rate?.perMs).toBeCloseTo((state.rate?.ceiling ?? 0) * AIMD.HEADROOM);
+    expect(state.rate?.perMs).toBeCloseTo((state.rate?.ceiling ?? 0) * AIMD.HEADROOM, 9);
     expect(state.rate?.streak).toBe(0);
   });
 
@@ -245,7 +245,7 @@ describe('the rate a store learns from bare refusals', () => {
   it('approaches HEADROOM of its ceiling, and raises the ceiling after RAISE_MS without a refusal', () => {
     const rate = cutAtZero(0.03, 0.05);
     const target = 0.05 * AIMD.HEADROOM;
-    expect(rateAt(rate, AIMD.APPROACH_MS)).toBeCloseTo(target - (target - 0.03) / 2);
+    expect(rateAt(rate, AIMD.APPROACH_MS)).toBeCloseTo(target - (target - 0.03) / 2, 9);
     expect(rateAt(rate, AIMD.RAISE_MS - 1)).toBeLessThanOrEqual(target);
     expect(rateAt(rate, AIMD.RAISE_MS)).toBeCloseTo(target * AIMD.RAISE, 5);
     // Each raise not refused is followed by a larger one a DOUBLE_MS later, as the core's:
