@@ -369,8 +369,9 @@ function disprovesWindow(
  * one's answer (their arrivals lie within it) shorter than a window. In a sliding log the last
  * of them would count them all; in fixed windows (or a sliding-window counter, which weighs the
  * current window whole) at most one window's end falls in the span, so one window counts half
- * of them, more than `j`. The window is the one the key inferred from a reset or the one of a
- * rate a refusal taught, or a second for a key that starts slow (servers set whole seconds). So
+ * of them, more than `j`. The window is the one the key inferred from a reset, the one a rate
+ * a refusal taught takes for that limit, or a second for a key that starts slow (servers set
+ * whole seconds). So
  * the server counts with a bucket that deep, full (or nearly: redis-gcra's float arithmetic says
  * `limit - 2` of a full bucket at 60 per second) at each: a GCRA named by its burst, as
  * throttled and redis-cell name theirs, with whole-second resets. Learned as a window of its

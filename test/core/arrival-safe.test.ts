@@ -384,6 +384,21 @@ describe("the server's count of the key's own burst", () => {
     expect(sent).toBe(74);
   });
 
+  it('is no such count for a key without a burst, whatever limit the server names', () => {
+    // Its spacing is one permit: a count naming a limit of 1 is of no burst it was told.
+    const clock = createManualClock();
+    const limiter = createPacerLimiter({ limits: perSecond(2, SAFE), clock });
+    for (let i = 0; i < 2; i++) expect(limiter.tryAcquire('api').allowed).toBe(true);
+    clock.set(10);
+    limiter.settle('api', 2);
+    limiter.feedback.observe('api', { kind: 'quota', remaining: 1, limit: 1, sentAt: 0 });
+    // The log of 2 per window still holds both answers until a window and 1 ms after them.
+    clock.set(600);
+    expect(limiter.tryAcquire('api').allowed).toBe(false);
+    clock.set(1_011);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+  });
+
   it("caps the key's credit to it when another client spent the bucket, not lower", () => {
     const clock = createManualClock();
     const limiter = createPacerLimiter({

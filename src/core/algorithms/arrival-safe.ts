@@ -262,7 +262,7 @@ export class ArrivalSafe implements Strategy {
    * later count.
    */
   heardRoom(now: number, remaining: number, limit: number, sentAt: number): void {
-    if (limit === this.spacing && limit !== this.policy.limit) {
+    if (limit === this.policy.burst && limit !== this.policy.limit) {
       // A GCRA server that names its burst as its limit (throttled, redis-cell): its bucket
       // holds at most the count and what it refilled since (the arrival came after the send).
       // The spacing credit is capped to that: it counts the key's own permits, and the count
