@@ -17,6 +17,14 @@ import {
   type SharedAdmissions,
   type SharedRate,
 } from './shared-rate.js';
+import { RATE_WINDOW_MS } from '../core/refusals.js';
+import {
+  COUNTED_SHARED,
+  heardCount,
+  keepCounts,
+  refusedCount,
+  showsBucket,
+} from './shared-counts.js';
 
 /**
  * One key's state in a shared store, as plain numbers that survive a structured clone (IndexedDB)
@@ -72,7 +80,8 @@ export interface BucketState {
  */
 export interface SharedLearned {
   readonly limit: number;
-  readonly windowMs: number;
+  /** Its window; a bucket's counts steer it (see `countedAt`). */
+  windowMs: number;
   /**
    * The index of the policy (in the key's limits) whose amount a request pays here: 0 for the
    * main unit; for another unit (tokens), its first policy's.
@@ -89,6 +98,24 @@ export interface SharedLearned {
    */
   roundTripMs?: number;
   heardAt?: number;
+  /**
+   * While no bucket was found: the send (shared ms) and count of the last answers of its limit
+   * that left at least `limit - 2`, as pairs (see shared-counts.ts).
+   */
+  highs?: number[];
+  /**
+   * Shared-clock ms its counts showed a bucket, or its rate last changed since: from then on
+   * its counts steer its window, and another window of its limit does not replace it
+   * (shared-counts.ts).
+   */
+  countedAt?: number;
+  /** The times a bucket's counts slowed it (shared-counts.ts). */
+  cuts?: number;
+  /**
+   * Learned from a window a reset showed (or a rate), not one the server stated: only then may
+   * its counts show a bucket (shared-counts.ts), as only then do a pacer's (`countsShowBucket`).
+   */
+  inferred?: true;
 }
 
 /** The most permits per window a store learns, as the paced fetch caps them (MAX_LEARNED_LIMIT). */
@@ -148,6 +175,7 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
         kept.roundTripMs = roundTripMs as number;
         kept.heardAt = heardAt as number;
       }
+      keepCounts(each as Partial<SharedLearned>, kept);
       learned.push(kept);
     }
   }
@@ -195,6 +223,7 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
       sample,
       roundTripMs,
     };
+    keepCounts(rate, state.rate);
   }
   const admissions = found.admissions as Partial<SharedAdmissions> | undefined;
   if (
@@ -375,7 +404,9 @@ class LearnedPart {
 
   /** ms between two permits at `now`. */
   private spacingAt(now: number): number {
-    const { windowMs, limit } = this.learned;
+    const { windowMs, limit, countedAt } = this.learned;
+    // A bucket's window is its rate, which its counts steer: no server window to spread.
+    if (countedAt !== undefined) return windowMs / limit;
     return (windowMs + roundTripAt(this.learned, now) / 2) / limit;
   }
 
@@ -410,8 +441,9 @@ class LearnedPart {
   }
 
   restsAt(now: number): number {
-    const { stamp, windowMs } = this.learned;
-    const until = Math.max(now + this.debtAt(now), stamp + 2 * windowMs);
+    const { stamp, windowMs, countedAt } = this.learned;
+    const kept = countedAt === undefined ? 2 * windowMs : COUNTED_SHARED.FORGET_MS;
+    const until = Math.max(now + this.debtAt(now), stamp + kept);
     return until > now ? until : now;
   }
 }
@@ -602,7 +634,9 @@ export function policiesOfUnit(
  * The server advertised `limit` per `windowMs` in the unit whose first policy is `of` (0, the
  * main unit, by default): every client of the store counts it from now (see `SharedLearned`).
  * The same policy again keeps its count, as does a window within a tenth of it (one inferred
- * from a reset wobbles with the network's delay).
+ * from a reset wobbles with the network's delay), or any window of the limit of a policy found
+ * to be a bucket (its counts steer it: shared-counts.ts). `inferred`: the window was inferred
+ * (see `SharedLearned.inferred`).
  */
 export function learn(
   state: BucketState,
@@ -610,6 +644,7 @@ export function learn(
   limit: number,
   windowMs: number,
   of = 0,
+  inferred = false,
 ): void {
   const learned = state.learned ?? [];
   const at = learned.findIndex((each) => each.of === of);
@@ -617,11 +652,12 @@ export function learn(
   if (
     current !== undefined &&
     current.limit === limit &&
-    Math.abs(current.windowMs - windowMs) <= windowMs / 10
+    (current.countedAt !== undefined || Math.abs(current.windowMs - windowMs) <= windowMs / 10)
   ) {
     return;
   }
   const fresh: SharedLearned = { limit, windowMs, of, stamp: now, debt: 0 };
+  if (inferred) fresh.inferred = true;
   // The network's round trip is kept: a new policy is no faster network.
   if (current?.roundTripMs !== undefined && current.heardAt !== undefined) {
     fresh.roundTripMs = current.roundTripMs;
@@ -644,7 +680,13 @@ export interface SignalEffect {
    * The policy the server advertised, which every client then counts (see `SharedLearned`);
    * `of`: the first policy of its unit (`effectOn` sets it; 0 from `effectOf`).
    */
-  readonly learns?: { readonly limit: number; readonly windowMs: number; readonly of: number };
+  readonly learns?: {
+    readonly limit: number;
+    readonly windowMs: number;
+    readonly of: number;
+    /** The window was inferred from a reset (see `SharedLearned.inferred`). */
+    readonly inferred?: true;
+  };
   /**
    * How long the answer of a count or a policy took (ms), when the signal says when its request
    * was sent: the learned policy of its unit is spaced by it (see `heardRoundTrip`).
@@ -655,6 +697,11 @@ export interface SignalEffect {
    * wait, from what was admitted before it with one (`refusedWithWait`; `blockMs` is the wait).
    */
   readonly refused?: true;
+  /**
+   * The limit the count is of, when the server names it: a count of a learned policy's limit
+   * may show it to be a bucket, and then steers it (shared-counts.ts).
+   */
+  readonly limit?: number;
 }
 
 /**
@@ -677,10 +724,13 @@ export function effectOf(signal: ServerSignal): SignalEffect {
   const reset = serverDelay(signal.resetMs) ?? 0;
   // `sentAt` comes relative to now (the store contract).
   const heard = sentAt !== undefined && sentAt < 0 ? { roundTripMs: -sentAt } : {};
-  const effect = { remaining, blockMs: remaining === 0 ? reset : 0, ...heard };
+  const named = isLearnable(signal.limit, 1_000) ? { limit: signal.limit as number } : {};
+  const effect = { remaining, blockMs: remaining === 0 ? reset : 0, ...heard, ...named };
   if (signal.kind !== 'policy') return effect;
   const { limit, windowMs } = signal;
-  return isLearnable(limit, windowMs) ? { ...effect, learns: { limit, windowMs, of: 0 } } : effect;
+  if (!isLearnable(limit, windowMs)) return effect;
+  const inferred = signal.inferred === true ? { inferred: true as const } : {};
+  return { ...effect, learns: { limit, windowMs, of: 0, ...inferred } };
 }
 
 /**
@@ -697,16 +747,60 @@ export function observe(
 ): void {
   const effect = effectOn(signal, limits.length, units);
   if (effect === undefined) return;
-  const { remaining, blockMs, learns, which, roundTripMs } = effect;
-  if (learns !== undefined) learn(state, now, learns.limit, learns.windowMs, learns.of);
+  const { remaining, blockMs, learns, which, roundTripMs, limit } = effect;
+  if (learns !== undefined) {
+    learn(state, now, learns.limit, learns.windowMs, learns.of, learns.inferred === true);
+  }
   if (roundTripMs !== undefined) heardRoundTrip(state, now, which[0] as number, roundTripMs);
   if (remaining !== undefined) lower(state, limits, now, remaining, which);
+  if (remaining !== undefined && limit !== undefined) {
+    countHeard(state, limits, now, remaining, limit, now - (roundTripMs ?? 0), which[0] as number);
+  }
   if (blockMs > 0) block(state, now + blockMs);
   if (effect.refused === true) {
     // `sentAt` comes relative to now (the store contract), or not at all: sent now.
     const ago = (signal as { readonly sentAt?: number }).sentAt;
     rateRefused(state, limits, now, ago !== undefined && ago < 0 ? now + ago : now, blockMs);
   }
+}
+
+/**
+ * The server counted `remaining` of a `limit` it named, answering at `now` a request sent at
+ * `sentAt`, in the unit whose first policy is `of`: a count of the learned policy's limit may
+ * show it to be a bucket, and then steers it (shared-counts.ts). A key that a shared rate paces
+ * and that learned no policy (a server that names its limit but never said a count that opens a
+ * window: redis-gcra's floats say 3 of a full 5) learns the limit over the window the rate takes
+ * for it, so its counts are looked at (it paces no faster than the rate). A bucket found, the
+ * shared rate is dropped: a refusal's whole-second wait read as a window (a GCRA's wait rounded
+ * up) taught a sixth of its rate, and the counts steer the key now.
+ */
+function countHeard(
+  state: BucketState,
+  limits: Limits,
+  now: number,
+  remaining: number,
+  limit: number,
+  sentAt: number,
+  of: number,
+): void {
+  const learned = state.learned?.find((each) => each.of === of);
+  const { rate } = state;
+  if (learned === undefined && of === 0 && rate !== undefined) {
+    // Looked at over a second at least: a rate a whole-second wait taught is of a server that
+    // counts whole seconds.
+    const windowMs = Math.max(1, limit / rateAt(rate, now));
+    const lookMs = windowMs > RATE_WINDOW_MS ? windowMs : RATE_WINDOW_MS;
+    if (!showsBucket(rate, limit, now, remaining, sentAt, lookMs)) return;
+    learn(state, now, limit, windowMs, 0, true);
+    const found = state.learned?.[0] as SharedLearned;
+    found.countedAt = now;
+    delete state.rate;
+    return;
+  }
+  if (learned?.limit !== limit) return;
+  const looking = learned.countedAt === undefined;
+  heardCount(learned, now, remaining, sentAt, ownPerMs(limits));
+  if (looking && learned.countedAt !== undefined) delete state.rate;
 }
 
 /**
@@ -720,6 +814,12 @@ function rateRefused(
   sentAt = now,
   waitMs = 0,
 ): void {
+  // A bucket's counts steer the key: a refusal halves it (once per change), and teaches no rate.
+  const learned = state.learned?.[0];
+  if (learned?.of === 0 && learned.countedAt !== undefined) {
+    refusedCount(learned, now, sentAt);
+    return;
+  }
   state.admissions ??= noAdmissions(now);
   const { rate, admissions } = state;
   const own = ownPerMs(limits);

@@ -85,6 +85,12 @@ export interface SharedRate {
    * comes.
    */
   roundTripMs: number;
+  /**
+   * The send (shared ms) and count of the last answers that named a limit and left at least two
+   * short of it, as pairs: they may show the server to be a bucket (`countHeard` in
+   * bucket-state.ts).
+   */
+  highs?: number[];
 }
 
 /**

@@ -22,7 +22,7 @@ const ORIGIN = 'https://api.test';
  * told), through `delayMs` each way.
  */
 async function threeOnOneStore(
-  scheme: Pick<CountingServerOptions, 'scheme' | 'burst' | 'countsRefused'>,
+  scheme: Pick<CountingServerOptions, 'scheme' | 'burst' | 'countsRefused' | 'countsInFloats'>,
   delayMs: readonly [number, number],
   limits: PolicyInput,
   dialect: CountingServerOptions['dialect'] = 'none',
@@ -236,4 +236,34 @@ describe('paced fetches sharing a store, configured to the published limit, told
       expect(Math.max(...admitted)).toBeLessThan(5_500);
     },
   );
+});
+
+// A GCRA of 60 per second named by its burst (redis-gcra, throttled, redis-cell:
+// `X-RateLimit-Limit: 16`, a reset in whole seconds when the bucket is full again) reads as a
+// window of its burst per second: the store learned 16 per second and spaced all three by it
+// for good; redis-gcra's float counts never say 4 of 5, so no window is learned there, and the
+// rate its first whole-second `Retry-After` taught (about 5 per second) held them. Its clients'
+// counts show the bucket, and steer it (stores/shared-counts.ts): the last call admitted at
+// 5.9 s and 7.4 s, where it was at 19.3 s and 20.2 s (4.7-4.9 s is ideal).
+describe('paced fetches sharing a store, 10x generous, against a GCRA named by its burst', () => {
+  it.each([
+    { name: 'burst 16', scheme: { scheme: 'gcra', burst: 16 } },
+    {
+      name: "burst 5, in redis-gcra's floats",
+      scheme: { scheme: 'gcra', burst: 5, countsInFloats: true },
+    },
+  ] as const)('find the bucket in its counts ($name)', async ({ scheme }) => {
+    const { backend, statuses } = await threeOnOneStore(
+      scheme,
+      [5, 60],
+      { limit: 600, windowMs: 1_000 },
+      'x-ratelimit-delta',
+    );
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    const refused = backend.hits.filter((hit) => hit.status !== 200);
+    const last = Math.max(...backend.hits.map((hit) => hit.at));
+    // 0 and 1 refusals, none after the first two windows.
+    expect(refused.filter((hit) => hit.at > 2_000)).toEqual([]);
+    expect(last).toBeLessThan(9_000);
+  });
 });

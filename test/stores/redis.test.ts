@@ -91,7 +91,8 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
       costs: [1],
       stop: false,
       block: undefined,
-      learn: undefined,
+      learn: undefined as { limit: number; windowMs: number; inferred: boolean } | undefined,
+      count: undefined as { remaining: number; limit: number; sentAt: number } | undefined,
       refused: undefined as number | undefined,
       waited: undefined as { sentAt: number; waitMs: 1 | 250 | 1_000 | 2_000 } | undefined,
     };
@@ -120,9 +121,21 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             learn: fc.option(
               fc.record({
                 limit: fc.integer({ min: 1, max: 40 }),
-                windowMs: fc.constantFrom(1, 7, 333, 1_000, 1_050, 60_000),
+                windowMs: fc.constantFrom<number>(1, 7, 333, 1_000, 1_050, 60_000),
+                // Inferred from a reset (its counts may show a bucket), or stated.
+                inferred: fc.boolean(),
               }),
               { nil: undefined, freq: 4 },
+            ),
+            // A count of a limit the server named, of a request sent this long ago: a count of
+            // the learned policy's limit may show a bucket, and then steers it (shared-counts.ts).
+            count: fc.option(
+              fc.record({
+                remaining: fc.integer({ min: 0, max: 6 }),
+                limit: fc.constantFrom<number>(3, 5, 6),
+                sentAt: fc.integer({ min: -120, max: 0 }),
+              }),
+              { nil: undefined, freq: 2 },
             ),
             // A bare refusal a client heard, of a request sent this long ago (shared-rate.ts).
             refused: fc.option(fc.integer({ min: -300, max: 0 }), { nil: undefined, freq: 3 }),
@@ -154,9 +167,17 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               state.blockedUntil = Math.max(state.blockedUntil, now + step.block);
             }
             if (step.learn !== undefined) {
-              const { limit, windowMs } = step.learn;
-              await script(key, scriptArgs('a', limits, [limit, windowMs], String(now)));
-              learn(state, now, limit, windowMs);
+              const { limit, windowMs, inferred } = step.learn;
+              const args = [limit, windowMs, 0, 0, inferred ? 1 : 0];
+              await script(key, scriptArgs('a', limits, args, String(now)));
+              learn(state, now, limit, windowMs, 0, inferred);
+            }
+            if (step.count !== undefined) {
+              const { remaining, limit, sentAt } = step.count;
+              const args = [remaining, -sentAt, limit];
+              await script(key, scriptArgs('l', limits, args, String(now)));
+              observe(state, limits, now, { kind: 'quota', remaining, limit, sentAt });
+              state = forgetAtRest(state, limits, now);
             }
             if (step.refused !== undefined) {
               await script(key, scriptArgs('f', limits, [step.refused], String(now)));
@@ -191,6 +212,50 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
         // what was admitted (the random steps rarely span HOLD_MS); then the decisions at the
         // rate it was cut to.
         examples: [
+          // A window of 5 per second learned, then full counts of it, 50 ms apart: a bucket,
+          // sped up by its full counts (doubling), held by one of 3, cut at one of 1 and by the
+          // refusals of requests sent after the cut (an older one's echo changes nothing).
+          [
+            [{ algorithm: gcra, limit: 600, windowMs: 1_000 }],
+            [
+              { ...quiet, learn: { limit: 5, windowMs: 1_000, inferred: true } },
+              ...Array.from({ length: 12 }, () => ({
+                ...quiet,
+                dt: 50,
+                count: { remaining: 4, limit: 5, sentAt: -30 },
+              })),
+              { ...quiet, dt: 20, count: { remaining: 3, limit: 5, sentAt: -30 } },
+              ...Array.from({ length: 5 }, () => ({
+                ...quiet,
+                dt: 20,
+                count: { remaining: 4, limit: 5, sentAt: -30 },
+              })),
+              { ...quiet, dt: 20, count: { remaining: 1, limit: 5, sentAt: -10 } },
+              { ...quiet, dt: 5, count: { remaining: 0, limit: 5, sentAt: -40 } },
+              { ...quiet, dt: 5, learn: { limit: 5, windowMs: 1_000, inferred: true } },
+              { ...quiet, dt: 30, waited: { sentAt: -20, waitMs: 1_000 } },
+              { ...quiet, dt: 1_000, refused: -5 },
+              { ...quiet, dt: 10, refused: -100 },
+              ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 30 })),
+            ],
+          ],
+          // A rate a whole-second wait taught, then counts of a limit of 5 that say 3 (of a full
+          // bucket, in redis-gcra's floats): looked at over a second, a bucket, which replaces
+          // the rate and is steered by the counts; then it rests, and is forgotten.
+          [
+            [{ algorithm: gcra, limit: 600, windowMs: 1_000 }],
+            [
+              ...Array.from({ length: 6 }, () => quiet),
+              { ...quiet, waited: { sentAt: -5, waitMs: 1_000 } },
+              ...Array.from({ length: 12 }, () => ({
+                ...quiet,
+                dt: 90,
+                count: { remaining: 3, limit: 5, sentAt: -25 },
+              })),
+              { ...quiet, dt: 40, count: { remaining: 2, limit: 5, sentAt: -25 } },
+              ...Array.from({ length: 4 }, () => ({ ...quiet, dt: 4_000 })),
+            ],
+          ],
           [
             [{ algorithm: gcra, limit: 100, windowMs: 1_000 }],
             [
@@ -387,7 +452,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             if (step.lower !== undefined) {
               const which = [Math.min(step.lower.policy, limits.length - 1)];
               const { remaining, roundTripMs } = step.lower;
-              const args = [remaining, roundTripMs, ...which.map((index) => index + 1)];
+              const args = [remaining, roundTripMs, 0, ...which.map((index) => index + 1)];
               await script(key, scriptArgs('l', limits, args, String(now)));
               lower(state, limits, now, remaining, which);
               heardRoundTrip(state, now, which[0] as number, roundTripMs);

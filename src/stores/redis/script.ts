@@ -6,6 +6,7 @@ import { KEPT, RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
 import { LATE_PERMITS } from '../shared-rate.js';
 import { RATE_WINDOW_MS } from '../../core/refusals.js';
 import { LOW_ROOMS } from '../../core/low-room.js';
+import { COUNTED_SHARED } from '../shared-counts.js';
 
 /**
  * The token bucket and GCRA of `bucket-state.ts`, as one Lua script per decision: Redis runs a
@@ -19,12 +20,12 @@ import { LOW_ROOMS } from '../../core/low-room.js';
  * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
  * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block:
  * ms; lower: the permits left, the round trip of the answer that said so (ms; 0: not known),
- * then the (1-based) policies to lower, all when none; learn: the limit and window the server
- * advertised, the (0-based) first policy of its unit (0: the main unit), and the round trip of
- * the answer that stated it; adjust: one amount per policy (negative gives back); refused: when
- * the refused request was sent (ms from now, 0 or less), then the policies to lower to 0 as for
- * lower;
- * refused with a wait: when it was sent, and the wait (ms). A cost is a number, charged to
+ * the limit the count is of (0: not named), then the (1-based) policies to lower, all when none;
+ * learn: the limit and window the server advertised, the (0-based) first policy of its unit (0:
+ * the main unit), the round trip of the answer that stated it, and 1 if the window was inferred; adjust: one amount per policy
+ * (negative gives back); refused: when the refused request was sent (ms from now, 0 or less),
+ * then the policies to lower to 0 as for lower; refused with a wait: when it was sent, and the
+ * wait (ms). A cost is a number, charged to
  * every policy, or one amount per policy each followed by a comma (`1,812,`: see `StoreCost`
  * and `encodeCost`); an amount of 0 is always allowed.
  *
@@ -33,13 +34,15 @@ import { LOW_ROOMS } from '../../core/low-room.js';
  * exactly; and, per policy `N` of a unit whose server's policy a client learned (the main
  * unit's first, `N` = 1; another unit's first), `lqN` and `lwN` (its limit and window), `lsN`
  * and `lvN` (stamp and debt of its GCRA), `lhN` and `ltN` (the round trip it spaces permits by
- * and when it was heard: `SharedLearned` in bucket-state.ts); the rate
- * refusals taught (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut
- * at), `rs` and `rv` (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq`
- * (the first of those granted at), `rm` (the sample a wait taught it from), `rt` (its
- * refusals' longest round trip); and the admissions (`SharedAdmissions`): `ac` and `aa` (count
- * and its time), `an` and `af` (sample and since), `ab` (when the count began; none: long ago).
- * A key is
+ * and when it was heard: `SharedLearned` in bucket-state.ts), and once its counts are looked at
+ * (shared-counts.ts) `lkN` (the full counts kept: send, count, ... joined by commas), `lcN` (when
+ * they showed a bucket, or last cut it), `lnN` (its cuts) and `liN` (1: its window was inferred); the rate refusals taught
+ * (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut at), `rs` and `rv`
+ * (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq` (the first of
+ * those granted at), `rm` (the sample a wait taught it from), `rt` (its refusals' longest round
+ * trip), `rh` (the full counts it kept, as `lkN`); and the admissions (`SharedAdmissions`): `ac`
+ * and `aa` (count and its time), `an` and `af` (sample and since), `ab` (when the count began;
+ * none: long ago). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
  * rest again, so it expires once it is full and unblocked: no sweeper.
  *
@@ -85,6 +88,14 @@ local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local first_low = #fields + 1
 for i = 1, n do fields[#fields + 1] = 'o' .. i end
+local first_counts = #fields + 1
+for i = 1, n do
+  fields[#fields + 1] = 'lk' .. i
+  fields[#fields + 1] = 'lc' .. i
+  fields[#fields + 1] = 'ln' .. i
+  fields[#fields + 1] = 'li' .. i
+end
+fields[#fields + 1] = 'rh'
 local raw = redis.call('HMGET', key, unpack(fields))
 local blocked = tonumber(raw[1]) or 0
 -- R: the rate refusals taught (SharedRate), if any; A: the admissions (SharedAdmissions).
@@ -116,6 +127,30 @@ for i = 1, n do
     L[i] = { limit = lq, window = lw, s = ls, v = lv, rt = tonumber(raw[at + 5]), heard = tonumber(raw[at + 6]) }
   end
 end
+-- The full counts kept while looking for a bucket, {send, count, ...} (shared-counts.ts).
+local function highs_of(text)
+  if not text then return nil end
+  local h = {}
+  for x in string.gmatch(text, '[^,]+') do
+    local v = tonumber(x)
+    if v == nil or v ~= v or v == math.huge or v == -math.huge then return nil end
+    h[#h + 1] = v
+  end
+  if #h % 2 == 1 or #h > ${2 * COUNTED_SHARED.KEPT} then return nil end
+  return h
+end
+for i = 1, n do
+  local l = L[i]
+  if l then
+    local at = first_counts + (i - 1) * 4
+    l.highs = highs_of(raw[at])
+    l.counted = tonumber(raw[at + 1])
+    local cuts = tonumber(raw[at + 2])
+    if cuts and cuts > 0 and cuts == math.floor(cuts) then l.cuts = cuts end
+    l.inferred = raw[at + 3] == '1'
+  end
+end
+if R then R.highs = highs_of(raw[first_counts + 4 * n]) end
 local S, V = {}, {}
 for i = 1, n do
   local s, v = tonumber(raw[2 * i]), tonumber(raw[2 * i + 1])
@@ -267,7 +302,10 @@ local function lrtt(l, at)
   if elapsed > 0 then return l.rt * 0.5 ^ (elapsed / l.window) end
   return l.rt
 end
-local function lspacing(l, at) return (l.window + lrtt(l, at) / 2) / l.limit end
+local function lspacing(l, at)
+  if l.counted then return l.window / l.limit end
+  return (l.window + lrtt(l, at) / 2) / l.limit
+end
 local function decide_learned(l, cost)
   if cost == 0 then return {1, 0, 0, 0, l.limit, 0}, nil end
   local spacing = lspacing(l, now)
@@ -516,6 +554,94 @@ local function heard(of, rt)
     changed = true
   end
 end
+-- A learned policy found to be a bucket, steered by its counts (shared-counts.ts).
+local function shows_bucket(k, limit, remaining, sent, window)
+  if limit < 3 or remaining < limit - 2 then return false end
+  local h = k.highs or {}
+  h[#h + 1] = sent
+  h[#h + 1] = remaining
+  if #h > ${2 * COUNTED_SHARED.KEPT} then
+    table.remove(h, 1)
+    table.remove(h, 1)
+  end
+  k.highs = h
+  changed = true
+  for j = 1, 2 do
+    local found, first, at = 0, math.huge, #h - 1
+    while at >= 1 and found < 2 * j + 1 do
+      if h[at + 1] >= limit - j then
+        found = found + 1
+        if h[at] < first then first = h[at] end
+      end
+      at = at - 2
+    end
+    if found == 2 * j + 1 and now - first < window then
+      k.highs = nil
+      return true
+    end
+  end
+  return false
+end
+local function cut(l, by)
+  l.window = math.min(l.limit * ${AIMD.FLOOR_MS}, l.window * by)
+  l.cuts = (l.cuts or 0) + 1
+  l.counted = now
+  changed = true
+end
+local function heard_count(l, remaining, sent)
+  local limit = l.limit
+  if limit < 3 or not (remaining >= 0) then return end
+  if not l.counted then
+    if not l.inferred then return end
+    if shows_bucket(l, limit, remaining, sent, l.window) then l.counted = now end
+    return
+  end
+  if not (sent > l.counted) then return end
+  local cuts = l.cuts or 0
+  local full = limit - 1
+  if limit >= 5 then full = limit - 2 end
+  if remaining >= full then
+    local gain = ${COUNTED_SHARED.GROW}
+    if cuts == 0 then gain = ${COUNTED_SHARED.FAST} end
+    local by = 1 + gain / limit
+    l.window = math.max(math.max(1, limit / own_per_ms), l.window / by)
+    changed = true
+  elseif remaining > limit / 2 then
+    if cuts == 0 then
+      l.cuts = 1
+      changed = true
+    end
+  else
+    local by = 1 / ${COUNTED_SHARED.CUT}
+    if cuts == 0 then by = 2 end
+    cut(l, by)
+  end
+end
+-- A count of limit (remaining) of a request sent at sent, of policy of (countHeard in
+-- bucket-state.ts).
+local function count_heard(remaining, limit, sent, of)
+  local l = L[of]
+  if not l and of == 1 and R then
+    local window = math.max(1, limit / rate_at(R, now))
+    local look = window
+    if not (window > ${RATE_WINDOW_MS}) then look = ${RATE_WINDOW_MS} end
+    if not shows_bucket(R, limit, remaining, sent, look) then return end
+    L[1] = { limit = limit, window = window, s = now, v = 0, counted = now, inferred = true }
+    R = nil
+    return
+  end
+  if not l or l.limit ~= limit then return end
+  local looking = not l.counted
+  heard_count(l, remaining, sent)
+  if looking and l.counted then R = nil end
+end
+-- A refusal of a learned bucket's request halves it, and teaches no rate (rateRefused).
+local function refused_counted(sent)
+  local l = L[1]
+  if not (l and l.counted) then return false end
+  if sent > l.counted then cut(l, 2) end
+  return true
+end
 if op == 't' then
   local stop = ARGV[arg] == '1'
   for k = arg + 1, #ARGV do
@@ -538,19 +664,22 @@ elseif op == 'a' then
   local limit, window = tonumber(ARGV[arg]), tonumber(ARGV[arg + 1])
   local of = (tonumber(ARGV[arg + 2]) or 0) + 1
   local l = L[of]
-  if of <= n and not (l and l.limit == limit and math.abs(l.window - window) <= window / 10) then
+  if of <= n and not (l and l.limit == limit and (l.counted or math.abs(l.window - window) <= window / 10)) then
     -- The network's round trip is kept (learn in bucket-state.ts).
-    if l then L[of] = { limit = limit, window = window, s = now, v = 0, rt = l.rt, heard = l.heard }
-    else L[of] = { limit = limit, window = window, s = now, v = 0 } end
+    local inferred = ARGV[arg + 4] == '1'
+    if l then L[of] = { limit = limit, window = window, s = now, v = 0, rt = l.rt, heard = l.heard, inferred = inferred }
+    else L[of] = { limit = limit, window = window, s = now, v = 0, inferred = inferred } end
     changed = true
   end
   heard(of, tonumber(ARGV[arg + 3]) or 0)
 elseif op == 'l' then
   local remaining = tonumber(ARGV[arg])
+  local rt = tonumber(ARGV[arg + 1]) or 0
+  local named = tonumber(ARGV[arg + 2]) or 0
   local which = {}
-  for k = arg + 2, #ARGV do which[#which + 1] = tonumber(ARGV[k]) end
+  for k = arg + 3, #ARGV do which[#which + 1] = tonumber(ARGV[k]) end
   if #which == 0 then for i = 1, n do which[i] = i end end
-  heard(which[1], tonumber(ARGV[arg + 1]) or 0)
+  heard(which[1], rt)
   for _, i in ipairs(which) do
     if P[i] and tokens(i, now) > remaining then
       local p = P[i]
@@ -559,6 +688,7 @@ elseif op == 'l' then
       changed = true
     end
   end
+  if named > 0 then count_heard(remaining, named, now - rt, which[1]) end
 elseif op == 'f' then
   local sent = now + math.min(0, tonumber(ARGV[arg]) or 0)
   local which = {}
@@ -571,13 +701,13 @@ elseif op == 'f' then
       if now > S[i] then S[i] = now end
     end
   end
-  refused(sent)
+  if not refused_counted(sent) then refused(sent) end
   changed = true
 elseif op == 'w' then
   local sent = now + math.min(0, tonumber(ARGV[arg]) or 0)
   local wait = tonumber(ARGV[arg + 1]) or 0
   if now + wait > blocked then blocked = now + wait end
-  refused_with_wait(sent, wait)
+  if not refused_counted(sent) then refused_with_wait(sent, wait) end
   changed = true
 elseif op == 'd' then
   local reserved = tonumber(ARGV[arg + n])
@@ -627,7 +757,9 @@ if changed then
   for i = 1, n do
     local l = L[i]
     if l then
-      local r = math.max(ldebt(l, now), l.s + 2 * l.window - now)
+      local kept = 2 * l.window
+      if l.counted then kept = ${COUNTED_SHARED.FORGET_MS} end
+      local r = math.max(ldebt(l, now), l.s + kept - now)
       if r > rest then rest = r end
     end
   end
@@ -641,6 +773,13 @@ if changed then
     redis.call('DEL', key)
   else
     local set = {'b', string.format('%.17g', blocked)}
+    -- Fields of the counts no longer kept (shared-counts.ts).
+    local gone = {}
+    local function numbers(list)
+      local texts = {}
+      for k = 1, #list do texts[k] = string.format('%.17g', list[k]) end
+      return table.concat(texts, ',')
+    end
     for i = 1, n do
       set[#set + 1] = 's' .. i
       set[#set + 1] = string.format('%.17g', S[i])
@@ -674,6 +813,22 @@ if changed then
           set[#set + 1] = 'lt' .. i
           set[#set + 1] = string.format('%.17g', l.heard)
         end
+        if l.highs and #l.highs > 0 then
+          set[#set + 1] = 'lk' .. i
+          set[#set + 1] = numbers(l.highs)
+        else gone[#gone + 1] = 'lk' .. i end
+        if l.counted then
+          set[#set + 1] = 'lc' .. i
+          set[#set + 1] = string.format('%.17g', l.counted)
+        else gone[#gone + 1] = 'lc' .. i end
+        if l.cuts then
+          set[#set + 1] = 'ln' .. i
+          set[#set + 1] = string.format('%.17g', l.cuts)
+        else gone[#gone + 1] = 'ln' .. i end
+        if l.inferred then
+          set[#set + 1] = 'li' .. i
+          set[#set + 1] = '1'
+        else gone[#gone + 1] = 'li' .. i end
       end
     end
     if R then
@@ -688,8 +843,12 @@ if changed then
       set[#set + 1] = string.format('%.17g', R.sample)
       set[#set + 1] = 'rt'
       set[#set + 1] = string.format('%.17g', R.rt)
+      if R.highs and #R.highs > 0 then
+        set[#set + 1] = 'rh'
+        set[#set + 1] = numbers(R.highs)
+      else gone[#gone + 1] = 'rh' end
     elseif had_rate then
-      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'rq', 'rm', 'rt')
+      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'rq', 'rm', 'rt', 'rh')
     end
     if A then
       set[#set + 1] = 'ac'
@@ -705,6 +864,7 @@ if changed then
         set[#set + 1] = string.format('%.17g', A.from)
       end
     end
+    if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
     redis.call('HSET', key, unpack(set))
     redis.call('PEXPIRE', key, math.ceil(rest))
   end

@@ -179,10 +179,12 @@ class RedisBuckets implements RedisStore {
     // The round trip spaces the learned policy of the signal's unit (`heardRoundTrip`).
     const roundTripMs = effect.roundTripMs ?? 0;
     if (learns !== undefined) {
-      await this.once(key, 'a', [learns.limit, learns.windowMs, learns.of, roundTripMs], call);
+      const { limit, windowMs, of, inferred } = learns;
+      await this.once(key, 'a', [limit, windowMs, of, roundTripMs, inferred ? 1 : 0], call);
     }
     if (remaining !== undefined) {
-      await this.once(key, 'l', [remaining, roundTripMs, ...some], call);
+      // The limit it names, if any (0: none): a count of a learned one steers it.
+      await this.once(key, 'l', [remaining, roundTripMs, effect.limit ?? 0, ...some], call);
     }
     if (blockMs > 0) await this.once(key, 'b', [blockMs], call);
   }

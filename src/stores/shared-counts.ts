@@ -1,0 +1,172 @@
+/**
+ * A shared learned policy whose counts show a bucket: what a store makes of the counts its
+ * clients hear of the limit it learned (`SharedLearned` in bucket-state.ts).
+ *
+ * A store learns a window from the answer that opened it (`X-RateLimit-Limit: 5`, a reset of
+ * `1`, 4 left: 5 per second) and spaces every client's permits by it. A GCRA named by its burst
+ * (redis-gcra, throttled, redis-cell) says the same of its bucket of 5 refilled at 60 per second:
+ * its reset is when the bucket is full again, rounded up to a second. Spaced at 5 per second,
+ * three processes on one store ran at 0.08-0.27x of such a server's rate for good (`DIALECT=x-
+ * ratelimit-delta npm run measure:store`; 0.09-0.52x against the real redis-gcra, `npm run
+ * bench:servers:store`). A lone pacer tells the bucket by its counts (`countsShowBucket` in
+ * core/learning.ts) and goes by a `CountedBucket`; a store hears its clients' answers in no order
+ * and keeps a few plain numbers per key (the Redis script too), so it does less:
+ *
+ * - **Found** as the pacer finds it, in a window that was inferred (a server that states its
+ *   window is believed, as by a pacer): `2j + 1` answers that left at least `limit - j` (j of 1 or
+ *   2), from the first one's send to the last one's answer within the learned window. No window
+ *   of `limit` counts so (in a sliding log the last of them would count them all; fixed windows
+ *   put at most one window's end in the span), a bucket does: it refilled faster than the window
+ *   says.
+ * - **Then steered by its counts**, of requests sent after its last cut (one sent before was
+ *   paced faster, and its requests in flight would cut it again and again): a count that found
+ *   the bucket full (`fullCount`: redis-gcra's floats say 3 of a full 5) speeds it up, a bucket's
+ *   worth of them doubles it until the counts first say it is not full, then grows it by a tenth
+ *   (`FAST`, `GROW`: each count by `1 + FAST / limit`, arithmetic that Lua computes to the same
+ *   bit; grown by half at each count, straight to redis-gcra, the rate passed four times the
+ *   server's before the counts of a drained bucket came back); one of half the bucket or less
+ *   cuts it
+ *   (halved the first time, by `CUT` after), as does a refusal (halved). Cut only at a count of 1
+ *   or none, as `CountedBucket` cuts, a bucket of 5 or 16 drained through 5-60 ms of jitter, and
+ *   the refusals that followed blocked every client for the server's whole-second `Retry-After`
+ *   (the simulated GCRAs of `measure:store` through the jitter, seeds 1-3: 0.45-0.93x of their
+ *   rate after two windows, up to 6 refusals after them; cut at half the bucket, 0.70-1.00x, at
+ *   most one).
+ * - The rate never passes the key's own, nor falls below one permit per `AIMD.FLOOR_MS`, and
+ *   the window stays learned against the same limit's windows inferred again (each answer that
+ *   opens one says a second).
+ */
+import { AIMD } from '../core/adaptive-rate.js';
+import type { SharedLearned } from './bucket-state.js';
+
+/** How the counts steer a learned policy found to be a bucket (see the module's doc). */
+export const COUNTED_SHARED = /* @__PURE__ */ Object.freeze({
+  /**
+   * Each full count grows the rate by `1 + GROW / limit` after its first cut, so a bucket's worth
+   * of them by about e^GROW (1.1x)...
+   */
+  GROW: 0.1,
+  /** ...and by `1 + FAST / limit` before, until a count says it is not full (2x a bucket). */
+  FAST: 0.7,
+  /** A count of half the bucket or less cuts it by this (halves it the first time). */
+  CUT: 0.9,
+  /** Pairs of (send, count) kept while looking for a bucket: `2j + 1` for j of 2. */
+  KEPT: 5,
+  /** ms a learned bucket is kept after its last use, as `CountedBucket` keeps a quiet one. */
+  FORGET_MS: 10_000,
+});
+
+/** The least count a full bucket of `limit` says (see the module's doc). */
+export function fullCount(limit: number): number {
+  return limit >= 5 ? limit - 2 : limit - 1;
+}
+
+/**
+ * The server counted `remaining` of `learned`'s limit, answering at `now` a request sent at
+ * `sentAt` (shared ms): looks for a bucket, or steers the one found (see the module's doc).
+ * `fastestPerMs`: the key's own rate, which the learned one never passes.
+ */
+export function heardCount(
+  learned: SharedLearned,
+  now: number,
+  remaining: number,
+  sentAt: number,
+  fastestPerMs: number,
+): void {
+  const { limit } = learned;
+  if (limit < 3 || !(remaining >= 0)) return;
+  const { countedAt } = learned;
+  if (countedAt === undefined) {
+    if (learned.inferred !== true) return;
+    if (showsBucket(learned, limit, now, remaining, sentAt, learned.windowMs)) {
+      learned.countedAt = now;
+    }
+    return;
+  }
+  if (!(sentAt > countedAt)) return;
+  const cuts = learned.cuts ?? 0;
+  if (remaining >= fullCount(limit)) {
+    const by = 1 + (cuts === 0 ? COUNTED_SHARED.FAST : COUNTED_SHARED.GROW) / limit;
+    const fastest = Math.max(1, limit / fastestPerMs);
+    learned.windowMs = Math.max(fastest, learned.windowMs / by);
+  } else if (remaining > limit / 2) {
+    // Not full: the fast growth is over.
+    if (cuts === 0) learned.cuts = 1;
+  } else {
+    cut(learned, now, cuts === 0 ? 2 : 1 / COUNTED_SHARED.CUT);
+  }
+}
+
+/** Slows a learned bucket at `now` by `by` (see the module's doc). */
+function cut(learned: SharedLearned, now: number, by: number): void {
+  learned.windowMs = Math.min(learned.limit * AIMD.FLOOR_MS, learned.windowMs * by);
+  learned.cuts = (learned.cuts ?? 0) + 1;
+  learned.countedAt = now;
+}
+
+/**
+ * A refusal of a request of a learned bucket sent at `sentAt`: halves its rate, once per change
+ * (see `heardCount`).
+ */
+export function refusedCount(learned: SharedLearned, now: number, sentAt: number): void {
+  const { countedAt } = learned;
+  if (countedAt !== undefined && sentAt > countedAt) cut(learned, now, 2);
+}
+
+/** What `found` (read back from storage) holds of the counts, checked, into `kept`. */
+export function keepCounts(
+  found: Partial<SharedLearned> & KeepsCounts,
+  kept: KeepsCounts & Partial<SharedLearned>,
+): void {
+  const { highs, countedAt, cuts, inferred } = found;
+  if (
+    Array.isArray(highs) &&
+    highs.length % 2 === 0 &&
+    highs.length <= 2 * COUNTED_SHARED.KEPT &&
+    highs.every(Number.isFinite)
+  ) {
+    kept.highs = [...highs];
+  }
+  if (Number.isFinite(countedAt)) kept.countedAt = countedAt as number;
+  if (Number.isInteger(cuts) && (cuts as number) > 0) kept.cuts = cuts as number;
+  if (inferred === true) kept.inferred = true;
+}
+
+/** What keeps the full counts heard while no bucket is found: a learned policy, a shared rate. */
+export interface KeepsCounts {
+  highs?: number[];
+}
+
+/**
+ * Keeps a count of `remaining` of `limit` (a request sent at `sentAt`, answered at `now`, shared
+ * ms) in `keeper` if it left at least `limit - 2`, and says whether the counts kept show a
+ * bucket within `windowMs` (see the module's doc); they are dropped then.
+ */
+export function showsBucket(
+  keeper: KeepsCounts,
+  limit: number,
+  now: number,
+  remaining: number,
+  sentAt: number,
+  windowMs: number,
+): boolean {
+  if (limit < 3 || remaining < limit - 2) return false;
+  const highs = keeper.highs ?? [];
+  highs.push(sentAt, remaining);
+  if (highs.length > 2 * COUNTED_SHARED.KEPT) highs.splice(0, 2);
+  keeper.highs = highs;
+  for (let j = 1; j <= 2; j++) {
+    let found = 0;
+    let first = Number.POSITIVE_INFINITY;
+    for (let at = highs.length - 2; at >= 0 && found < 2 * j + 1; at -= 2) {
+      if ((highs[at + 1] as number) < limit - j) continue;
+      found++;
+      if ((highs[at] as number) < first) first = highs[at] as number;
+    }
+    if (found === 2 * j + 1 && now - first < windowMs) {
+      delete keeper.highs;
+      return true;
+    }
+  }
+  return false;
+}
