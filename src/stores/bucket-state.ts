@@ -748,7 +748,10 @@ export function observe(
   const effect = effectOn(signal, limits.length, units);
   if (effect === undefined) return;
   const { remaining, blockMs, learns, which, roundTripMs, limit } = effect;
-  if (learns !== undefined) {
+  if (
+    learns !== undefined &&
+    !(learns.inferred === true && namesOwnBurst(limits[learns.of], learns.limit))
+  ) {
     learn(state, now, learns.limit, learns.windowMs, learns.of, learns.inferred === true);
   }
   if (roundTripMs !== undefined) heardRoundTrip(state, now, which[0] as number, roundTripMs);
@@ -762,6 +765,21 @@ export function observe(
     const ago = (signal as { readonly sentAt?: number }).sentAt;
     rateRefused(state, limits, now, ago !== undefined && ago < 0 ? now + ago : now, blockMs);
   }
+}
+
+/**
+ * Whether `named` (a server's limit) is the burst `policy` was told (its capacity, not its
+ * limit): a GCRA that names its burst as its limit (redis-gcra, throttled, redis-cell), whose
+ * whole-second resets read as a window of the burst per second. The key's own GCRA of that burst
+ * counts it, as a pacer's does (`isOwnBurst` in core/learning.ts), so no window inferred of it
+ * is learned: learned, it spaced three processes on one store told `perSecond(60, { burst: 15
+ * })` at 15 per second (300 calls in 19.8-20.5 s against a simulated one, where 4.75 s is
+ * ideal; 5.8 s found as a bucket by its counts, 4.8 s so).
+ */
+function namesOwnBurst(policy: ResolvedPolicy | undefined, named: number): boolean {
+  if (policy === undefined) return false;
+  const { capacity, limit } = policy;
+  return capacity >= 2 && capacity !== limit && capacity === named;
 }
 
 /**
@@ -785,6 +803,13 @@ function countHeard(
 ): void {
   const learned = state.learned?.find((each) => each.of === of);
   const { rate } = state;
+  if (of === 0 && rate !== undefined && namesOwnBurst(limits[0], limit)) {
+    // The key's own GCRA of that burst counts the server's bucket: a refusal of it taught a
+    // burst per second (redis-gcra's floats admit 4 of a full 5 at once at times, and say
+    // `Retry-After: 1`): 300 calls in 8.9 s straight to it, 6.8 s dropped so (4.9 s is ideal).
+    delete state.rate;
+    return;
+  }
   if (learned === undefined && of === 0 && rate !== undefined) {
     // Looked at over a second at least: a rate a whole-second wait taught is of a server that
     // counts whole seconds.

@@ -267,3 +267,33 @@ describe('paced fetches sharing a store, 10x generous, against a GCRA named by i
     expect(last).toBeLessThan(9_000);
   });
 });
+
+// The same GCRAs, three paced fetches told the rate and the burst the server names as its limit:
+// the store learned the window of 15 (or 5) per second its resets seemed to say, and a rate the
+// first whole-second `Retry-After` taught (redis-gcra's floats admit 4 of a full 5 at once at
+// times): the last call at 19.8-20.5 s and 66 s, where 4.75-4.9 s is ideal (5.8 s and 8.9 s once
+// the store found the bucket in the counts, above). The key's own GCRA of that burst counts the
+// server's bucket (`namesOwnBurst` in stores/bucket-state.ts).
+describe('paced fetches sharing a store, told the burst the server names', () => {
+  it.each([
+    { name: 'burst 16, direct', scheme: { scheme: 'gcra', burst: 16 }, delayMs: [0, 0] },
+    { name: 'burst 16, jitter', scheme: { scheme: 'gcra', burst: 16 }, delayMs: [5, 60] },
+    {
+      name: "burst 5 in redis-gcra's floats, direct",
+      scheme: { scheme: 'gcra', burst: 5, countsInFloats: true },
+      delayMs: [0, 0],
+    },
+  ] as const)('keep to it ($name)', async ({ scheme, delayMs }) => {
+    const { backend, statuses } = await threeOnOneStore(
+      scheme,
+      delayMs,
+      perSecond(60, { burst: scheme.burst }),
+      'x-ratelimit-delta',
+    );
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    const last = Math.max(...backend.hits.map((hit) => hit.at));
+    // 4.8 s and 4.8 s with no refusal; 6.8 s with 2 (each a whole-second block).
+    expect(backend.refusals()).toBeLessThanOrEqual(scheme.burst === 5 ? 2 : 0);
+    expect(last).toBeLessThan(scheme.burst === 5 ? 7_500 : 5_000);
+  });
+});

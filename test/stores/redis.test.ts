@@ -170,7 +170,8 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               const { limit, windowMs, inferred } = step.learn;
               const args = [limit, windowMs, 0, 0, inferred ? 1 : 0];
               await script(key, scriptArgs('a', limits, args, String(now)));
-              learn(state, now, limit, windowMs, 0, inferred);
+              const policy = { kind: 'policy', limit, windowMs } as const;
+              observe(state, limits, now, inferred ? { ...policy, inferred } : policy);
             }
             if (step.count !== undefined) {
               const { remaining, limit, sentAt } = step.count;
@@ -237,6 +238,18 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               { ...quiet, dt: 1_000, refused: -5 },
               { ...quiet, dt: 10, refused: -100 },
               ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 30 })),
+            ],
+          ],
+          // Told a burst of 5 that the server names as its limit: a window of it inferred is not
+          // learned, and a count of it drops the rate a whole-second wait taught.
+          [
+            [{ algorithm: gcra, limit: 60, windowMs: 1_000, burst: 5 }],
+            [
+              ...Array.from({ length: 5 }, () => quiet),
+              { ...quiet, waited: { sentAt: -5, waitMs: 1_000 } },
+              { ...quiet, dt: 1_000, learn: { limit: 5, windowMs: 1_000, inferred: true } },
+              { ...quiet, dt: 20, count: { remaining: 3, limit: 5, sentAt: -10 } },
+              ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 10 })),
             ],
           ],
           // A rate a whole-second wait taught, then counts of a limit of 5 that say 3 (of a full

@@ -192,4 +192,30 @@ describe('a store whose clients hear the counts of a bucket', () => {
     expect(state.rate).toBeUndefined();
     expect(state.learned?.[0]?.windowMs).toBe(2 * window);
   });
+
+  it("leaves a window of the key's own burst to its own GCRA, and drops a rate a count of it finds", () => {
+    const told = [resolvePolicy({ limit: 60, windowMs: 1_000, algorithm: gcra, burst: 5 })];
+    const state = normalize(undefined, told, 0);
+    const opened = { kind: 'policy', limit: 5, windowMs: 1_000, remaining: 4 } as const;
+    observe(state, told, 0, { ...opened, inferred: true, sentAt: -30 });
+    expect(state.learned).toBeUndefined();
+    // One the server states is learned still, and so is an inferred window of another limit.
+    observe(state, told, 10, { ...opened, sentAt: -30 });
+    expect(state.learned?.[0]?.limit).toBe(5);
+    const other = normalize(undefined, told, 0);
+    observe(other, told, 0, { ...opened, limit: 6, inferred: true, sentAt: -30 });
+    expect(other.learned?.[0]?.limit).toBe(6);
+    // A key told no burst (spaced: a capacity of 1) learns a window of 1 named.
+    const spaced = [resolvePolicy({ limit: 60, windowMs: 1_000, algorithm: gcra, burst: 1 })];
+    const alone = normalize(undefined, spaced, 0);
+    observe(alone, spaced, 0, { ...opened, limit: 1, remaining: 0, inferred: true });
+    expect(alone.learned?.[0]?.limit).toBe(1);
+    // A rate a refusal taught goes at a count of the burst.
+    const rated = normalize(undefined, told, 0);
+    rated.admissions = { count: 5, at: 0, sample: 5, since: 0, from: 0 };
+    observe(rated, told, 10, { kind: 'refusal', retryAfterMs: 1_000, sentAt: -5 });
+    expect(rated.rate).toBeDefined();
+    observe(rated, told, 1_050, { kind: 'quota', remaining: 3, limit: 5, sentAt: -20 });
+    expect(rated.rate).toBeUndefined();
+  });
 });

@@ -619,8 +619,14 @@ local function heard_count(l, remaining, sent)
 end
 -- A count of limit (remaining) of a request sent at sent, of policy of (countHeard in
 -- bucket-state.ts).
+local function own_burst(p, limit) return p and p.cap >= 2 and p.cap ~= p.limit and p.cap == limit end
 local function count_heard(remaining, limit, sent, of)
   local l = L[of]
+  if of == 1 and R and own_burst(P[1], limit) then
+    R = nil
+    changed = true
+    return
+  end
   if not l and of == 1 and R then
     local window = math.max(1, limit / rate_at(R, now))
     local look = window
@@ -664,9 +670,10 @@ elseif op == 'a' then
   local limit, window = tonumber(ARGV[arg]), tonumber(ARGV[arg + 1])
   local of = (tonumber(ARGV[arg + 2]) or 0) + 1
   local l = L[of]
-  if of <= n and not (l and l.limit == limit and (l.counted or math.abs(l.window - window) <= window / 10)) then
+  local inferred = ARGV[arg + 4] == '1'
+  -- A window of the burst the key was told is its own GCRA's to count (namesOwnBurst).
+  if of <= n and not (inferred and own_burst(P[of], limit)) and not (l and l.limit == limit and (l.counted or math.abs(l.window - window) <= window / 10)) then
     -- The network's round trip is kept (learn in bucket-state.ts).
-    local inferred = ARGV[arg + 4] == '1'
     if l then L[of] = { limit = limit, window = window, s = now, v = 0, rt = l.rt, heard = l.heard, inferred = inferred }
     else L[of] = { limit = limit, window = window, s = now, v = 0, inferred = inferred } end
     changed = true
