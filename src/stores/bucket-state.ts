@@ -112,6 +112,11 @@ export interface SharedLearned {
   /** The times a bucket's counts slowed it (shared-counts.ts). */
   cuts?: number;
   /**
+   * Shared-clock ms of the last take of a bucket within a spacing of when its permit was due:
+   * its clients paced into it, so a full count then says it may go faster (shared-counts.ts).
+   */
+  busyAt?: number;
+  /**
    * Learned from a window a reset showed (or a rate), not one the server stated: only then may
    * its counts show a bucket (shared-counts.ts), as only then do a pacer's (`countsShowBucket`).
    */
@@ -427,6 +432,11 @@ class LearnedPart {
     if (debt > EPSILON * spacing) return deny('rate', wholeMs(debt), 0, wholeMs(debt), limit);
     const after = debt + cost * spacing;
     if (take) {
+      const { countedAt, stamp } = this.learned;
+      // Taken within a spacing of when it was due: the key paces into it (see `busyAt`).
+      if (countedAt !== undefined && now - (stamp + this.learned.debt) < spacing) {
+        this.learned.busyAt = now;
+      }
       this.learned.debt = after;
       if (now > this.learned.stamp) this.learned.stamp = now;
     }

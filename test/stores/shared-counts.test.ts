@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { AIMD } from '../../src/core/adaptive-rate.js';
 import { resolvePolicy } from '../../src/core/policy.js';
 import { gcra } from '../../src/index.js';
-import { learn, normalize, observe, type SharedLearned } from '../../src/stores/bucket-state.js';
+import {
+  decide,
+  learn,
+  normalize,
+  observe,
+  type SharedLearned,
+} from '../../src/stores/bucket-state.js';
 import {
   COUNTED_SHARED,
   heardCount,
@@ -15,11 +21,15 @@ function inferredWindow(): SharedLearned {
   return { limit: 5, windowMs: 1_000, of: 0, stamp: 0, debt: 0, inferred: true };
 }
 
-/** Full counts of 4 (of 5), each answered 30 ms after its send, every `gapMs` from `from`. */
+/**
+ * Full counts of 4 (of 5), each answered 30 ms after its send, every `gapMs` from `from`; each
+ * request taken when it was due, as a key that paces into the bucket takes them (`busyAt`).
+ */
 function fullCounts(learned: SharedLearned, from: number, count: number, gapMs: number): number {
   let now = from;
   for (let i = 0; i < count; i++) {
     now += gapMs;
+    learned.busyAt = now - 30;
     heardCount(learned, now, 4, now - 30, 1);
   }
   return now;
@@ -99,8 +109,22 @@ describe('heardCount', () => {
     heardCount(learned, 400, 10, 370, 1);
     expect(learned.cuts).toBe(1);
     const window = learned.windowMs;
+    learned.busyAt = 470;
     heardCount(learned, 500, 15, 470, 1);
     expect(window / learned.windowMs).toBeCloseTo(1 + COUNTED_SHARED.GROW / 16, 9);
+  });
+
+  it('grows only while its clients pace into it, not for an app that sends less', () => {
+    const learned = inferredWindow();
+    const at = fullCounts(learned, 0, 3, 100);
+    const window = learned.windowMs;
+    // The last take on time was before this request's send, by more than a spacing.
+    learned.busyAt = at;
+    heardCount(learned, at + 500, 4, at + 470, 1);
+    expect(learned.windowMs).toBe(window);
+    learned.busyAt = at + 470;
+    heardCount(learned, at + 600, 4, at + 570, 1);
+    expect(learned.windowMs).toBeLessThan(window);
   });
 
   it('cuts at half the bucket or less, halving the first time, and not again for an echo', () => {
@@ -122,7 +146,10 @@ describe('heardCount', () => {
     const learned = inferredWindow();
     const at = fullCounts(learned, 0, 3, 100);
     // Own rate: 10 per second.
-    for (let i = 1; i <= 100; i++) heardCount(learned, at + i, 4, at + i - 1, 10 / 1_000);
+    for (let i = 1; i <= 100; i++) {
+      learned.busyAt = at + i - 1;
+      heardCount(learned, at + i, 4, at + i - 1, 10 / 1_000);
+    }
     expect(learned.windowMs).toBe(500);
     let now = at + 200;
     for (let i = 0; i < 200; i++) {
@@ -149,13 +176,18 @@ describe('a store whose clients hear the counts of a bucket', () => {
   it('keeps a bucket it found against the window its resets infer again', () => {
     const state = normalize(undefined, limits, 0);
     learn(state, 0, 5, 1_000, 0, true);
-    for (let at = 100; at <= 1_000; at += 100) {
-      observe(state, limits, at, { kind: 'quota', remaining: 4, limit: 5, sentAt: -30 });
+    let at = 0;
+    for (let i = 0; i < 10; i++) {
+      // Each taken when it is due (the key paces into the window), answered 30 ms later.
+      const learned = state.learned?.[0] as SharedLearned;
+      at = Math.max(at + 50, learned.stamp + learned.debt);
+      expect(decide(state, limits, at, [1], false)[0]?.allowed).toBe(true);
+      observe(state, limits, at + 30, { kind: 'quota', remaining: 4, limit: 5, sentAt: -30 });
     }
     const learned = state.learned?.[0] as SharedLearned;
     expect(learned.countedAt).toBeDefined();
     expect(learned.windowMs).toBeLessThan(500);
-    observe(state, limits, 1_100, {
+    observe(state, limits, at + 100, {
       kind: 'policy',
       limit: 5,
       windowMs: 1_000,
@@ -165,7 +197,7 @@ describe('a store whose clients hear the counts of a bucket', () => {
     });
     expect(state.learned?.[0]?.windowMs).toBeLessThan(500);
     // And read back from storage as it was.
-    expect(normalize(structuredClone(state), limits, 1_100).learned).toEqual(state.learned);
+    expect(normalize(structuredClone(state), limits, at + 100).learned).toEqual(state.learned);
   });
 
   it('finds a bucket past the rate a whole-second wait taught, and drops the rate', () => {

@@ -36,7 +36,8 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * and `lvN` (stamp and debt of its GCRA), `lhN` and `ltN` (the round trip it spaces permits by
  * and when it was heard: `SharedLearned` in bucket-state.ts), and once its counts are looked at
  * (shared-counts.ts) `lkN` (the full counts kept: send, count, ... joined by commas), `lcN` (when
- * they showed a bucket, or last cut it), `lnN` (its cuts) and `liN` (1: its window was inferred); the rate refusals taught
+ * they showed a bucket, or last cut it), `lnN` (its cuts), `liN` (1: its window was inferred) and
+ * `lbN` (its last take on time); the rate refusals taught
  * (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut at), `rs` and `rv`
  * (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq` (the first of
  * those granted at), `rm` (the sample a wait taught it from), `rt` (its refusals' longest round
@@ -94,6 +95,7 @@ for i = 1, n do
   fields[#fields + 1] = 'lc' .. i
   fields[#fields + 1] = 'ln' .. i
   fields[#fields + 1] = 'li' .. i
+  fields[#fields + 1] = 'lb' .. i
 end
 fields[#fields + 1] = 'rh'
 local raw = redis.call('HMGET', key, unpack(fields))
@@ -142,15 +144,16 @@ end
 for i = 1, n do
   local l = L[i]
   if l then
-    local at = first_counts + (i - 1) * 4
+    local at = first_counts + (i - 1) * 5
     l.highs = highs_of(raw[at])
     l.counted = tonumber(raw[at + 1])
     local cuts = tonumber(raw[at + 2])
     if cuts and cuts > 0 and cuts == math.floor(cuts) then l.cuts = cuts end
     l.inferred = raw[at + 3] == '1'
+    l.busy = tonumber(raw[at + 4])
   end
 end
-if R then R.highs = highs_of(raw[first_counts + 4 * n]) end
+if R then R.highs = highs_of(raw[first_counts + 5 * n]) end
 local S, V = {}, {}
 for i = 1, n do
   local s, v = tonumber(raw[2 * i]), tonumber(raw[2 * i + 1])
@@ -519,6 +522,9 @@ local function decision(C, take)
         if now > S[i] then S[i] = now end
       end
       if L[i] and lafters[i] ~= nil then
+        local l = L[i]
+        -- Taken within a spacing of when it was due: its clients pace into it (busyAt).
+        if l.counted and now - (l.s + l.v) < lspacing(l, now) then l.busy = now end
         L[i].v = lafters[i]
         if now > L[i].s then L[i].s = now end
       end
@@ -601,6 +607,7 @@ local function heard_count(l, remaining, sent)
   local full = limit - 1
   if limit >= 5 then full = limit - 2 end
   if remaining >= full then
+    if not l.busy or l.busy < sent - l.window / limit then return end
     local gain = ${COUNTED_SHARED.GROW}
     if cuts == 0 then gain = ${COUNTED_SHARED.FAST} end
     local by = 1 + gain / limit
@@ -836,6 +843,10 @@ if changed then
           set[#set + 1] = 'li' .. i
           set[#set + 1] = '1'
         else gone[#gone + 1] = 'li' .. i end
+        if l.busy then
+          set[#set + 1] = 'lb' .. i
+          set[#set + 1] = string.format('%.17g', l.busy)
+        else gone[#gone + 1] = 'lb' .. i end
       end
     end
     if R then
