@@ -250,15 +250,15 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
   return state;
 }
 
+/** A limit a store counts: a whole number of permits up to `MOST_LEARNED`. */
+function isCountable(limit: unknown): limit is number {
+  return Number.isInteger(limit) && (limit as number) > 0 && (limit as number) <= MOST_LEARNED;
+}
+
 /** A policy a store adopts: a whole limit up to `MOST_LEARNED`, a window up to the longest delay. */
 export function isLearnable(limit: unknown, windowMs: unknown): boolean {
   return (
-    Number.isInteger(limit) &&
-    (limit as number) > 0 &&
-    (limit as number) <= MOST_LEARNED &&
-    typeof windowMs === 'number' &&
-    windowMs >= 1 &&
-    windowMs <= MAX_DELAY_MS
+    isCountable(limit) && typeof windowMs === 'number' && windowMs >= 1 && windowMs <= MAX_DELAY_MS
   );
 }
 
@@ -734,7 +734,7 @@ export function effectOf(signal: ServerSignal): SignalEffect {
   const reset = serverDelay(signal.resetMs) ?? 0;
   // `sentAt` comes relative to now (the store contract).
   const heard = sentAt !== undefined && sentAt < 0 ? { roundTripMs: -sentAt } : {};
-  const named = isLearnable(signal.limit, 1_000) ? { limit: signal.limit as number } : {};
+  const named = isCountable(signal.limit) ? { limit: signal.limit as number } : {};
   const effect = { remaining, blockMs: remaining === 0 ? reset : 0, ...heard, ...named };
   if (signal.kind !== 'policy') return effect;
   const { limit, windowMs } = signal;
@@ -797,10 +797,11 @@ function namesOwnBurst(policy: ResolvedPolicy | undefined, named: number): boole
  * `sentAt`, in the unit whose first policy is `of`: a count of the learned policy's limit may
  * show it to be a bucket, and then steers it (shared-counts.ts). A key that a shared rate paces
  * and that learned no policy (a server that names its limit but never said a count that opens a
- * window: redis-gcra's floats say 3 of a full 5) learns the limit over the window the rate takes
- * for it, so its counts are looked at (it paces no faster than the rate). A bucket found, the
- * shared rate is dropped: a refusal's whole-second wait read as a window (a GCRA's wait rounded
- * up) taught a sixth of its rate, and the counts steer the key now.
+ * window: redis-gcra's floats say 3 of a full 5) keeps its counts with the rate, looked at over
+ * the window the rate takes for that limit (a second at least); a bucket found, it learns the
+ * limit over that window, found to be a bucket, and the shared rate is dropped: a refusal's
+ * whole-second wait read as a window (a GCRA's wait rounded up) taught a sixth of its rate, and
+ * the counts steer the key now.
  */
 function countHeard(
   state: BucketState,
