@@ -2,6 +2,7 @@ import type { Strategy } from './algorithms/strategy.js';
 import { AdaptiveRate } from './adaptive-rate.js';
 import { inUseOf } from './algorithms/strategy.js';
 import { CountedBucket } from './counted-bucket.js';
+import { fullRunFrom } from './full-run.js';
 import { EPSILON } from './decision.js';
 import { type LearnedLimit, WithLearned } from './learned.js';
 import {
@@ -410,19 +411,8 @@ function countsShowBucket(
   kept.push(sentAt, now, remaining);
   if (kept.length > 15) kept.splice(0, 3);
   learned.openings = kept;
-  let first = Number.POSITIVE_INFINITY;
-  let spanned = false;
-  for (let j = 1; j <= 2 && !spanned; j++) {
-    let found = 0;
-    first = Number.POSITIVE_INFINITY;
-    for (let at = kept.length - 3; at >= 0 && found < 2 * j + 1; at -= 3) {
-      if ((kept[at + 2] as number) < limit - j) continue;
-      found++;
-      if ((kept[at] as number) < first) first = kept[at] as number;
-    }
-    spanned = found === 2 * j + 1 && now - first < windowMs;
-  }
-  if (!spanned) return false;
+  const first = fullRunFrom(kept, 3, limit, now, windowMs);
+  if (first === undefined) return false;
   // A permit at least refilled over the span (the bucket stayed nearly full), until the counts
   // prove more; the permits in flight of the count before may arrive after any count.
   const open = inUseOf(learned.counter, now, 0);

@@ -22,6 +22,7 @@ import {
   COUNTED_SHARED,
   heardCount,
   keepCounts,
+  keepHighs,
   refusedCount,
   showsBucket,
 } from './shared-counts.js';
@@ -228,7 +229,7 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
       sample,
       roundTripMs,
     };
-    keepCounts(rate, state.rate);
+    keepHighs(rate, state.rate);
   }
   const admissions = found.admissions as Partial<SharedAdmissions> | undefined;
   if (

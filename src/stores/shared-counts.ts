@@ -38,6 +38,7 @@
  *   opens one says a second).
  */
 import { AIMD } from '../core/adaptive-rate.js';
+import { fullRunFrom } from '../core/full-run.js';
 import type { SharedLearned } from './bucket-state.js';
 
 /** How the counts steer a learned policy found to be a bucket (see the module's doc). */
@@ -58,7 +59,7 @@ export const COUNTED_SHARED = /* @__PURE__ */ Object.freeze({
 });
 
 /** The least count a full bucket of `limit` says (see the module's doc). */
-export function fullCount(limit: number): number {
+function fullCount(limit: number): number {
   return limit >= 5 ? limit - 2 : limit - 1;
 }
 
@@ -90,7 +91,7 @@ export function heardCount(
     // Only while its clients paced into it: sent slower (an app with little to send), every
     // count is full, and grown so to the key's own rate, a burst that came later went at it
     // (three paced fetches on one store, 10x generous, 10 s at 10 per second before 300 calls
-    // at once to a GCRA of 60 per second through 5-60 ms of jitter: 29 refusals).
+    // at once to a simulated GCRA of 60 per second through 5-60 ms of jitter: 29 refusals).
     const { busyAt } = learned;
     if (busyAt === undefined || busyAt < sentAt - learned.windowMs / limit) return;
     const by = 1 + (cuts === 0 ? COUNTED_SHARED.FAST : COUNTED_SHARED.GROW) / limit;
@@ -120,12 +121,9 @@ export function refusedCount(learned: SharedLearned, now: number, sentAt: number
   if (countedAt !== undefined && sentAt > countedAt) cut(learned, now, 2);
 }
 
-/** What `found` (read back from storage) holds of the counts, checked, into `kept`. */
-export function keepCounts(
-  found: Partial<SharedLearned> & KeepsCounts,
-  kept: KeepsCounts & Partial<SharedLearned>,
-): void {
-  const { highs, countedAt, cuts, inferred, busyAt } = found;
+/** The full counts `found` (read back from storage) keeps, checked, into `kept`. */
+export function keepHighs(found: Partial<KeepsCounts>, kept: KeepsCounts): void {
+  const { highs } = found;
   if (
     Array.isArray(highs) &&
     highs.length % 2 === 0 &&
@@ -134,6 +132,12 @@ export function keepCounts(
   ) {
     kept.highs = [...highs];
   }
+}
+
+/** What a learned policy `found` (read back from storage) holds of its counts, into `kept`. */
+export function keepCounts(found: Partial<SharedLearned>, kept: SharedLearned): void {
+  keepHighs(found, kept);
+  const { countedAt, cuts, inferred, busyAt } = found;
   if (Number.isFinite(countedAt)) kept.countedAt = countedAt as number;
   if (Number.isInteger(cuts) && (cuts as number) > 0) kept.cuts = cuts as number;
   if (inferred === true) kept.inferred = true;
@@ -163,18 +167,7 @@ export function showsBucket(
   highs.push(sentAt, remaining);
   if (highs.length > 2 * COUNTED_SHARED.KEPT) highs.splice(0, 2);
   keeper.highs = highs;
-  for (let j = 1; j <= 2; j++) {
-    let found = 0;
-    let first = Number.POSITIVE_INFINITY;
-    for (let at = highs.length - 2; at >= 0 && found < 2 * j + 1; at -= 2) {
-      if ((highs[at + 1] as number) < limit - j) continue;
-      found++;
-      if ((highs[at] as number) < first) first = highs[at] as number;
-    }
-    if (found === 2 * j + 1 && now - first < windowMs) {
-      delete keeper.highs;
-      return true;
-    }
-  }
-  return false;
+  if (fullRunFrom(highs, 2, limit, now, windowMs) === undefined) return false;
+  delete keeper.highs;
+  return true;
 }

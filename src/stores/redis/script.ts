@@ -76,28 +76,15 @@ for i = 1, n do
   fields[#fields + 1] = 'v' .. i
 end
 local arg = 4 + n * 4
+local LEARNED_FIELDS = {'lq', 'lw', 'ls', 'lv', 'lh', 'lt', 'lk', 'lc', 'ln', 'li', 'lb'}
 for i = 1, n do
-  fields[#fields + 1] = 'lq' .. i
-  fields[#fields + 1] = 'lw' .. i
-  fields[#fields + 1] = 'ls' .. i
-  fields[#fields + 1] = 'lv' .. i
-  fields[#fields + 1] = 'lh' .. i
-  fields[#fields + 1] = 'lt' .. i
+  for _, f in ipairs(LEARNED_FIELDS) do fields[#fields + 1] = f .. i end
 end
-local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq', 'rm', 'rt'}
+local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq', 'rm', 'rt', 'rh'}
 local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local first_low = #fields + 1
 for i = 1, n do fields[#fields + 1] = 'o' .. i end
-local first_counts = #fields + 1
-for i = 1, n do
-  fields[#fields + 1] = 'lk' .. i
-  fields[#fields + 1] = 'lc' .. i
-  fields[#fields + 1] = 'ln' .. i
-  fields[#fields + 1] = 'li' .. i
-  fields[#fields + 1] = 'lb' .. i
-end
-fields[#fields + 1] = 'rh'
 local raw = redis.call('HMGET', key, unpack(fields))
 local blocked = tonumber(raw[1]) or 0
 -- R: the rate refusals taught (SharedRate), if any; A: the admissions (SharedAdmissions).
@@ -119,16 +106,6 @@ do
   end
 end
 local had_rate = R ~= nil
--- L[i]: the learned policy that counts policy i's amounts, if any.
-local L = {}
-for i = 1, n do
-  local at = 2 * n + 1 + (i - 1) * 6
-  local lq, lw = tonumber(raw[at + 1]), tonumber(raw[at + 2])
-  local ls, lv = tonumber(raw[at + 3]), tonumber(raw[at + 4])
-  if lq and lw and ls and lv then
-    L[i] = { limit = lq, window = lw, s = ls, v = lv, rt = tonumber(raw[at + 5]), heard = tonumber(raw[at + 6]) }
-  end
-end
 -- The full counts kept while looking for a bucket, {send, count, ...} (shared-counts.ts).
 local function highs_of(text)
   if not text then return nil end
@@ -141,19 +118,24 @@ local function highs_of(text)
   if #h % 2 == 1 or #h > ${2 * COUNTED_SHARED.KEPT} then return nil end
   return h
 end
+if R then R.highs = highs_of(raw[first_rate + 16]) end
+-- L[i]: the learned policy that counts policy i's amounts, if any (LEARNED_FIELDS, in order).
+local L = {}
 for i = 1, n do
-  local l = L[i]
-  if l then
-    local at = first_counts + (i - 1) * 5
-    l.highs = highs_of(raw[at])
-    l.counted = tonumber(raw[at + 1])
-    local cuts = tonumber(raw[at + 2])
+  local at = 2 * n + 1 + (i - 1) * #LEARNED_FIELDS
+  local lq, lw = tonumber(raw[at + 1]), tonumber(raw[at + 2])
+  local ls, lv = tonumber(raw[at + 3]), tonumber(raw[at + 4])
+  if lq and lw and ls and lv then
+    local l = { limit = lq, window = lw, s = ls, v = lv, rt = tonumber(raw[at + 5]), heard = tonumber(raw[at + 6]) }
+    l.highs = highs_of(raw[at + 7])
+    l.counted = tonumber(raw[at + 8])
+    local cuts = tonumber(raw[at + 9])
     if cuts and cuts > 0 and cuts == math.floor(cuts) then l.cuts = cuts end
-    l.inferred = raw[at + 3] == '1'
-    l.busy = tonumber(raw[at + 4])
+    l.inferred = raw[at + 10] == '1'
+    l.busy = tonumber(raw[at + 11])
+    L[i] = l
   end
 end
-if R then R.highs = highs_of(raw[first_counts + 5 * n]) end
 local S, V = {}, {}
 for i = 1, n do
   local s, v = tonumber(raw[2 * i]), tonumber(raw[2 * i + 1])
