@@ -278,6 +278,19 @@ export function applySignal(
     // key's own count still takes it: a learned bucket's count alone let a 10x generous key
     // through to nginx-like GCRAs 40-277 times.)
     counter.lowerRemaining(now, remaining, sentAt);
+  } else if (
+    // A count of a bucket the key found by its resets (`disprovesWindow`) is that bucket's, which
+    // knows when its next permit frees. Lowered into the key's own count as well, a count of 0
+    // held a key of 600 per second a whole second (a GCRA of 60 per second, burst 16, with
+    // fractional Unix resets, through 5-60 ms of jitter: 1.29-1.31x the ideal time, 1.15-1.23x
+    // so). Only a bucket so found: a window that was none and stood, counted alone, let a key
+    // through 40-277 times (above).
+    state instanceof WithLearned &&
+    state.resetsRefill &&
+    state.learned?.policy.source === 'server' &&
+    state.learned.policy.limit === signal.limit
+  ) {
+    state.learned.counter.lowerRemaining(now, remaining, sentAt);
   } else state?.lowerRemaining(now, remaining, sentAt);
   heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
 }
@@ -326,8 +339,8 @@ function heardRoom(
 /**
  * Whether a count of `key` (`remaining`, the server resetting at `ends`) shows that the window
  * its learned policy inferred from a reset was none: within one window the counts fell, yet the
- * reset moved later by more than the window and a half (network delay and a whole-second
- * reset's rounding move it less). A bucket's reset is when it is full again, one permit's
+ * reset moved later by more than the window and a half and the answer's round trip (network
+ * delay and a whole-second reset's rounding move it less). A bucket's reset is when it is full again, one permit's
  * time per permit used (a GCRA: 50 ms for 20 per second after one request, read as a window of
  * 20 per 50 ms). The policy is then learned again as a bucket of the time to refill the whole
  * limit, and so is every window inferred for the key later (`resetsRefill`).
@@ -352,7 +365,14 @@ function disprovesWindow(
   }
   run.remaining = remaining;
   const { limit, windowMs } = learned.policy;
-  if (ends - run.ends <= 1.5 * windowMs + 100) return false;
+  // A reset read as a delta from the answer is late by at most the answer's round trip (the
+  // server counted the request somewhere between its send and its answer), an absolute one not
+  // at all: so a window's reset, which does not move, moves by no more than that. A flat 100 ms
+  // let a GCRA of a burst of 6 at 60 per second stand as a window of 6 per 17 ms on loopback
+  // (its six counts move the reset 83 ms), and each count of 0 held the key a second (10x the
+  // ideal time, 1.02-1.20x now).
+  const slackMs = sentAt === undefined ? 100 : now - sentAt;
+  if (ends - run.ends <= 1.5 * windowMs + slackMs) return false;
   state.resetsRefill = true;
   learned.run = undefined;
   // The bound when this count gives one; else the count's own estimate, which the next

@@ -185,3 +185,57 @@ describe('a bucket named by its burst, to a client told its rate and burst', () 
     },
   );
 });
+
+// A GCRA of 60 per second and a burst of 6 that names the burst and says exactly when it is full
+// again: a fractional Unix `X-RateLimit-Reset` (koa-ratelimit's form), or rate-limiter-flexible's
+// whole-second one with its `Retry-After` in fractional seconds on every answer. The first answer
+// (5 of 6 left, full again in 17 ms) reads as a window of 6 per 17 ms; each later count of the
+// same burst moves the reset 17 ms later, which no window does. Six counts move it 83 ms: within
+// the 100 ms allowed for the network's delay, so the window stood, and each count of 0 (a limit
+// of 6, not the key's own) filled the key's own 600 per second: a second per burst of 6, 300
+// calls in 49 s (10.0x the ideal). The slack is each answer's own round trip now (0 on
+// loopback), and a count of the limit the key learned fills only that.
+describe('a shallow bucket with exact resets', () => {
+  it.each([
+    { dialect: 'x-ratelimit-fractional', name: '10x generous', seed: 1 },
+    { dialect: 'x-ratelimit-fractional', name: 'zero configuration', seed: 2 },
+    { dialect: 'rate-limiter-flexible', name: '10x generous', seed: 3 },
+    { dialect: 'rate-limiter-flexible', name: 'zero configuration', seed: 4 },
+  ] as const)(
+    'is learned as a bucket from its resets ($dialect, $name, seed $seed)',
+    async ({ dialect, name, seed }) => {
+      const { backend, pacedFetch, statuses } = await callGcra(
+        { limit: 60, burst: 6, dialect, seed, delayMs: [0, 0] },
+        name === '10x generous' ? { limits: perSecond(600) } : {},
+        300,
+      );
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(backend.refusals()).toBe(0);
+      const learned = pacedFetch.pacer.inspect('https://api.test').learned;
+      expect(learned).toMatchObject({ limit: 6, source: 'server' });
+      // The burst at once, then 60 per second: 4.9 s at best (1.02-1.05x in these seeds, 1.16-1.20x
+      // with zero configuration, which starts slow).
+      const last = Math.max(...backend.hits.map((hit) => hit.at));
+      expect(last).toBeLessThan(((300 - 6) / 60) * 1_000 * 1.3);
+    },
+  );
+});
+
+// The same through 5-60 ms of jitter, with nginx's burst of 15 (16 at once): the bucket is found
+// by the resets of its first counts. A count of 0 of it still filled the key's own 600 per second
+// for a whole second after, where the bucket's own count knows when its next permit frees:
+// 0.92-0.94x of the rate after two windows, 1.29-1.31x the ideal time (0-9 refusals in seeds
+// 1-3); 0.94-0.96x and 1.15-1.23x now, none refused.
+describe('a bucket with exact resets, through jitter', () => {
+  it.each([1, 2, 3])('goes by its own count (seed %i)', async (seed) => {
+    const { backend, statuses } = await callGcra(
+      { limit: 60, burst: 16, dialect: 'x-ratelimit-fractional', seed },
+      { limits: perSecond(600) },
+      300,
+    );
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(backend.refusals()).toBe(0);
+    const last = Math.max(...backend.hits.map((hit) => hit.at));
+    expect(last).toBeLessThan(((300 - 16) / 60) * 1_000 * 1.25);
+  });
+});
