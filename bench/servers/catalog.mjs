@@ -31,15 +31,16 @@ function fixedWindowApp(file, rate, { title, scheme, headers, peers = false, opt
  * express + redis-gcra (forked, `rate` per 1 s, a bucket `burst` deep) on a redis-server of its
  * own, saying throttled's headers (see gcra-app.mjs).
  */
-function gcraApp(rate, burst) {
+function gcraApp(rate, burst, { onlyRetryAfter = false } = {}) {
   return {
-    title: `express + redis-gcra rate=${rate} period=1000 burst=${burst} (on redis-server)`,
+    title: `express + redis-gcra rate=${rate} period=1000 burst=${burst} (on redis-server)${onlyRetryAfter ? ', only retry-after' : ''}`,
     scheme: 'GCRA (refusals not counted)',
-    headers:
-      "throttled's: X-RateLimit-Limit (the burst), -Remaining, -Reset (whole seconds until full, rounded up), Retry-After on 429",
+    headers: onlyRetryAfter
+      ? 'Retry-After on 429 (whole seconds, rounded up), no counts'
+      : "throttled's: X-RateLimit-Limit (the burst), -Remaining, -Reset (whole seconds until full, rounded up), Retry-After on 429",
     start: async () => {
       const redis = await startRedisServer();
-      const args = { limit: rate, windowMs: 1_000, burst, redisUrl: redis.url };
+      const args = { limit: rate, windowMs: 1_000, burst, redisUrl: redis.url, onlyRetryAfter };
       const app = await forkServer(new URL('./gcra-app.mjs', import.meta.url), args).catch(
         async (error) => {
           await redis.stop();
@@ -140,6 +141,9 @@ export function serverCatalog(rate) {
     // rate, so that little of it is left beside the requests on their way.
     gcra: gcraApp(rate, burst),
     'gcra-burst5': gcraApp(rate, 5),
+    // The same bucket saying nothing but a whole-second `Retry-After` (an app's own answer): its
+    // few ms of refill read as a second, so that its first refusal reads like a window's.
+    'gcra-retry-after': gcraApp(rate, burst, { onlyRetryAfter: true }),
     // A sliding log from the npm registry (no middleware: the app answers), counting refusals.
     rolling: fixedWindowApp('./rolling-app.mjs', rate, {
       title: `express + rolling-rate-limiter InMemoryRateLimiter maxInInterval=${rate} interval=1000`,

@@ -11,7 +11,9 @@
 //   X-RateLimit-Remaining: remaining
 //   X-RateLimit-Reset: ceil(resetIn / 1000)   (whole seconds until the bucket is full again)
 // and a refusal `Retry-After: ceil(retryIn / 1000)` as well: a window of the burst per second is
-// what the first answer seems to say.
+// what the first answer seems to say. With `onlyRetryAfter`, nothing but that `Retry-After` (a
+// bucket saying when to come back, as a Retry-After must, in whole seconds: a few ms of refill
+// read as a second).
 // A child process of `npm run bench:servers` (127.0.0.1 only; tells the parent its port).
 import express from 'express';
 import Redis from 'ioredis';
@@ -19,7 +21,7 @@ import RedisGCRA from 'redis-gcra';
 import { childArgs } from '../lib/child.mjs';
 import { serveUntilStopped } from '../lib/server-process.mjs';
 
-const { limit, windowMs, burst, redisUrl } = childArgs();
+const { limit, windowMs, burst, redisUrl, onlyRetryAfter } = childArgs();
 const redis = new Redis(redisUrl);
 const limiter = RedisGCRA({ redis, burst, rate: limit, period: windowMs });
 
@@ -29,11 +31,13 @@ app.use((request, response, next) => {
   // Each library and run is its own client (a header), so no run inherits another's bucket.
   const key = request.get('x-bench-client') ?? 'anonymous';
   limiter.limit({ key }).then((result) => {
-    response.set({
-      'X-RateLimit-Limit': String(burst),
-      'X-RateLimit-Remaining': String(result.remaining),
-      'X-RateLimit-Reset': String(Math.ceil(result.resetIn / 1_000)),
-    });
+    if (!onlyRetryAfter) {
+      response.set({
+        'X-RateLimit-Limit': String(burst),
+        'X-RateLimit-Remaining': String(result.remaining),
+        'X-RateLimit-Reset': String(Math.ceil(result.resetIn / 1_000)),
+      });
+    }
     if (!result.limited) return next();
     response
       .set('Retry-After', String(Math.ceil(result.retryIn / 1_000)))
