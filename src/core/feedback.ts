@@ -42,6 +42,7 @@ export class ServerFeedback {
       unblock: (key) => this.blocks.delete(key),
       answered: () => limiter.answered,
       sharesRates: () => limiter.sharesRates,
+      storeHearsCounts: () => this.storeHearsCounts,
     };
   }
 
@@ -56,6 +57,13 @@ export class ServerFeedback {
    * `maxKeys` a block that ends first is not): its waiting tasks may not wait so long.
    */
   onBlocked: ((key: string, until: number) => void) | undefined;
+
+  /**
+   * Set by a pacer whose store hears the server's counts (`Store.observe`): the store blocks a
+   * key at a count of 0 for every client, as its shared count says (see `hasCredit` in
+   * learning.ts), and these keys block none for it.
+   */
+  storeHearsCounts = false;
 
   /** Blocks kept (ended or not): 0 on the usual path, where a decision looks no further. */
   get blocking(): number {

@@ -33,6 +33,8 @@ export interface KeyStates {
   answered(): boolean;
   /** Whether a store learns the rate of bare refusals for every client (`sharesRates`). */
   sharesRates(): boolean;
+  /** Whether a store hears the server's counts and blocks at their 0 (`storeHearsCounts`). */
+  storeHearsCounts(): boolean;
 }
 
 /**

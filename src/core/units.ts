@@ -183,6 +183,7 @@ export function statesOfUnit(
     // A unit's learned window counts at the send, as measured for issue 14 (bench:llm).
     answered: () => false,
     sharesRates: () => states.sharesRates(),
+    storeHearsCounts: () => states.storeHearsCounts(),
   };
 }
 

@@ -30,6 +30,8 @@ export class StorePermits implements Permits {
     this.shared = new StoreLink(store, core.options.limits, (event) => this.storeChanged(event));
     // The store learns the rate of bare refusals for every client: this limiter learns none.
     core.limiter.sharesRates = store.pacesRefusals === true;
+    // The store blocks a key at a server's count of 0 for every client: this limiter does not.
+    core.limiter.feedback.storeHearsCounts = store.observe !== undefined;
   }
 
   get pending(): number {

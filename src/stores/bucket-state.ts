@@ -580,6 +580,29 @@ function assertFits(limits: Limits, cost: StoreCost): void {
   });
 }
 
+/**
+ * Whether a server's count of 0 (of the limit `named`, in the unit whose first policy is
+ * `which[0]`) agrees with the key's own count at `now`: the key counts the policy the server
+ * stated of that limit (not one inferred from a reset, which may be a bucket's) and has no permit
+ * to give now, blocks aside. Then the count is the key's own requests, its spacing knows when the
+ * next permit frees, and the count's reset is no block: a sliding-window counter's reset is when
+ * its window ends, while its room grows back at the rate (three pacers on one store, 10x
+ * generous, against one stating its policy in IETF headers on loopback waited a second at each
+ * count of 0: 0.57x of the rate after two windows, 0.98x so). Otherwise the count is of requests
+ * the key did not count (other clients'), and its reset is when the key may go again.
+ */
+function agreesAtZero(
+  state: BucketState,
+  limits: Limits,
+  now: number,
+  which: readonly number[],
+  named: number | undefined,
+): boolean {
+  const learned = state.learned?.find((each) => each.of === which[0]);
+  if (learned === undefined || learned.limit !== named || learned.inferred === true) return false;
+  return !decideAll(parts(state, limits), now, 1, false).allowed;
+}
+
 /** What `decide` would answer for one request, changing nothing. */
 export function peek(state: BucketState, limits: Limits, now: number, cost: StoreCost): Decision {
   const all = parts(state, limits);
@@ -766,11 +789,14 @@ export function observe(
     learn(state, now, learns.limit, learns.windowMs, learns.of, learns.inferred === true);
   }
   if (roundTripMs !== undefined) heardRoundTrip(state, now, which[0] as number, roundTripMs);
+  // Before the count lowers anything (the Redis store's order: 'a', 'b', 'l').
+  if (blockMs > 0 && (effect.refused === true || !agreesAtZero(state, limits, now, which, limit))) {
+    block(state, now + blockMs);
+  }
   if (remaining !== undefined) lower(state, limits, now, remaining, which);
   if (remaining !== undefined && limit !== undefined) {
     countHeard(state, limits, now, remaining, limit, now - (roundTripMs ?? 0), which[0] as number);
   }
-  if (blockMs > 0) block(state, now + blockMs);
   if (effect.refused === true) {
     // `sentAt` comes relative to now (the store contract), or not at all: sent now.
     const ago = (signal as { readonly sentAt?: number }).sentAt;

@@ -346,3 +346,27 @@ describe('paced fetches sharing a store, after a quiet while, against a GCRA nam
     expect(Math.max(...burst.map((hit) => hit.at)) - burstAt).toBeLessThan(6_500);
   });
 });
+
+// A sliding-window counter (Upstash's `slidingWindow`, two fixed windows weighted) stating its
+// policy in IETF headers, `RateLimit: "sliding-window";r=0;t=1` once full: its reset is when
+// its window ends, while its room grows back at the rate. Three paced fetches on one store, 10x
+// generous, on loopback: the store spaced its clients at the stated rate, their requests filled
+// the counter to 0 as they should, and each count of 0 blocked them all (and each pacer on its
+// own) until the reset, a second: 300 calls in 2.25x the ideal time, 0.57x of the rate after two
+// windows. The store's count agrees with such a count (it has no permit to give), so it blocks
+// nothing now: 1.27x, the first window's burst and then the rate.
+describe('paced fetches sharing a store, against a counter stating its policy', () => {
+  it('are not blocked by a count of 0 their own spacing reached', async () => {
+    const { backend, statuses } = await threeOnOneStore(
+      { scheme: 'sliding-window', countsRefused: true },
+      [0, 0],
+      perSecond(600),
+      'ietf',
+    );
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(backend.refusals()).toBe(0);
+    // 60 at once, then 60 per second: 4 s at best.
+    const last = Math.max(...backend.hits.map((hit) => hit.at));
+    expect(last).toBeLessThan(4_000 * 1.35);
+  });
+});

@@ -92,7 +92,9 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
       stop: false,
       block: undefined,
       learn: undefined as { limit: number; windowMs: number; inferred: boolean } | undefined,
-      count: undefined as { remaining: number; limit: number; sentAt: number } | undefined,
+      count: undefined as
+        | { remaining: number; limit: number; sentAt: number; resetMs?: number }
+        | undefined,
       refused: undefined as number | undefined,
       waited: undefined as { sentAt: number; waitMs: 1 | 250 | 1_000 | 2_000 } | undefined,
     };
@@ -120,7 +122,8 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             // The server's advertised policy, as a client of the store learned it.
             learn: fc.option(
               fc.record({
-                limit: fc.integer({ min: 1, max: 40 }),
+                // Often a limit the counts below name.
+                limit: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.constantFrom(3, 5, 6)),
                 windowMs: fc.constantFrom<number>(1, 7, 333, 1_000, 1_050, 60_000),
                 // Inferred from a reset (its counts may show a bucket), or stated.
                 inferred: fc.boolean(),
@@ -130,11 +133,17 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             // A count of a limit the server named, of a request sent this long ago: a count of
             // the learned policy's limit may show a bucket, and then steers it (shared-counts.ts).
             count: fc.option(
-              fc.record({
-                remaining: fc.integer({ min: 0, max: 6 }),
-                limit: fc.constantFrom<number>(3, 5, 6),
-                sentAt: fc.integer({ min: -120, max: 0 }),
-              }),
+              fc.record(
+                {
+                  remaining: fc.integer({ min: 0, max: 6 }),
+                  limit: fc.constantFrom<number>(3, 5, 6),
+                  sentAt: fc.integer({ min: -120, max: 0 }),
+                  // When it resets: a count of 0 blocks until then, unless the key's own count of
+                  // the stated policy agrees (`agreesAtZero`).
+                  resetMs: fc.constantFrom<number>(100, 1_000),
+                },
+                { requiredKeys: ['remaining', 'limit', 'sentAt'] },
+              ),
               { nil: undefined, freq: 2 },
             ),
             // A bare refusal a client heard, of a request sent this long ago (shared-rate.ts).
@@ -174,10 +183,15 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               observe(state, limits, now, inferred ? { ...policy, inferred } : policy);
             }
             if (step.count !== undefined) {
-              const { remaining, limit, sentAt } = step.count;
+              const { remaining, limit, sentAt, resetMs } = step.count;
+              // As the store sends them: the block of a count of 0, then the count.
+              if (remaining === 0 && resetMs !== undefined) {
+                await script(key, scriptArgs('b', limits, [resetMs, limit, 0], String(now)));
+              }
               const args = [remaining, -sentAt, limit];
               await script(key, scriptArgs('l', limits, args, String(now)));
-              observe(state, limits, now, { kind: 'quota', remaining, limit, sentAt });
+              const reset = resetMs === undefined ? {} : { resetMs };
+              observe(state, limits, now, { kind: 'quota', remaining, limit, sentAt, ...reset });
               state = forgetAtRest(state, limits, now);
             }
             if (step.refused !== undefined) {
@@ -238,6 +252,20 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               { ...quiet, dt: 1_000, refused: -5 },
               { ...quiet, dt: 10, refused: -100 },
               ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 30 })),
+            ],
+          ],
+          // A policy of 5 per second the server stated, spent by the key's own takes: a count of
+          // 0 with a reset blocks nothing (the key's count agrees); then, inferred (of another
+          // window, so learned again), the same count blocks until its reset.
+          [
+            [{ algorithm: gcra, limit: 600, windowMs: 1_000 }],
+            [
+              { ...quiet, learn: { limit: 5, windowMs: 1_000, inferred: false } },
+              { ...quiet, dt: 1, count: { remaining: 0, limit: 5, sentAt: -1, resetMs: 1_000 } },
+              ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 100 })),
+              { ...quiet, dt: 2_000, learn: { limit: 5, windowMs: 2_000, inferred: true } },
+              { ...quiet, dt: 1, count: { remaining: 0, limit: 5, sentAt: -1, resetMs: 1_000 } },
+              ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 100 })),
             ],
           ],
           // Told a burst of 5 that the server names as its limit: a window of it inferred is not

@@ -187,7 +187,8 @@ class CrossTab implements CrossTabStore {
       observe(state, call.limits, now, signal, call.units);
       return { result: state.blockedUntil, changed: true };
     });
-    if (blockMs === 0) return;
+    // No block (or none longer: a count of 0 the key's own count agreed with blocks nothing).
+    if (blockMs === 0 || (until !== undefined && !(until > this.now()))) return;
     // Counting per tab: this tab's other pacers still hear of it.
     if (until === undefined) this.tellListeners({ key, until: this.now() + blockMs });
     else this.announce({ key, until });

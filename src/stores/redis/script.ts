@@ -19,7 +19,8 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
  * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
  * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block:
- * ms; lower: the permits left, the round trip of the answer that said so (ms; 0: not known),
+ * ms, and for a count of 0 the limit it is of (0: none) and the (0-based) first policy of its
+ * unit (no block where the key's own count agrees: `agreesAtZero`); lower: the permits left, the round trip of the answer that said so (ms; 0: not known),
  * the limit the count is of (0: not named), then the (1-based) policies to lower, all when none;
  * learn: the limit and window the server advertised, the (0-based) first policy of its unit (0:
  * the main unit), the round trip of the answer that stated it, and 1 if the window was inferred; adjust: one amount per policy
@@ -651,6 +652,11 @@ elseif op == 'p' then
   out = decide(costs_of(ARGV[arg]), false)
 elseif op == 'b' then
   local untilMs = now + tonumber(ARGV[arg])
+  -- A count of 0 of the stated policy the key's own count agrees with blocks nothing (agreesAtZero).
+  local named, l = tonumber(ARGV[arg + 1]) or 0, L[(tonumber(ARGV[arg + 2]) or 0) + 1]
+  if named > 0 and l and l.limit == named and not l.inferred and decision(costs_of('1'), false)[1] ~= 1 then
+    untilMs = blocked
+  end
   if untilMs > blocked then
     blocked = untilMs
     changed = true

@@ -182,11 +182,15 @@ class RedisBuckets implements RedisStore {
       const { limit, windowMs, of, inferred } = learns;
       await this.once(key, 'a', [limit, windowMs, of, roundTripMs, inferred ? 1 : 0], call);
     }
+    // A count of 0: no block where the key's own count agrees (`agreesAtZero`), judged before
+    // the count lowers it.
+    if (blockMs > 0) {
+      await this.once(key, 'b', [blockMs, effect.limit ?? 0, which[0] as number], call);
+    }
     if (remaining !== undefined) {
       // The limit it names, if any (0: none): a count of a learned one steers it.
       await this.once(key, 'l', [remaining, roundTripMs, effect.limit ?? 0, ...some], call);
     }
-    if (blockMs > 0) await this.once(key, 'b', [blockMs], call);
   }
 
   /** Best effort, like `block`: one attempt. */
