@@ -282,7 +282,7 @@ export function applySignal(
     // A count of a bucket the key found by its resets (`disprovesWindow`) is that bucket's, which
     // knows when its next permit frees. Lowered into the key's own count as well, a count of 0
     // held a key of 600 per second a whole second (a GCRA of 60 per second, burst 16, with
-    // fractional Unix resets, through 5-60 ms of jitter: 1.29-1.31x the ideal time, 1.15-1.23x
+    // fractional Unix resets, through 5-60 ms of jitter: 1.28-1.39x the ideal time, 1.15-1.23x
     // so). Only a bucket so found: a window that was none and stood, counted alone, let a key
     // through 40-277 times (above).
     state instanceof WithLearned &&
@@ -340,8 +340,8 @@ function heardRoom(
  * Whether a count of `key` (`remaining`, the server resetting at `ends`) shows that the window
  * its learned policy inferred from a reset was none: within one window the counts fell, yet the
  * reset moved later by more than the window and a half and the answer's round trip (network
- * delay and a whole-second reset's rounding move it less). A bucket's reset is when it is full again, one permit's
- * time per permit used (a GCRA: 50 ms for 20 per second after one request, read as a window of
+ * delay and a whole-second reset's rounding move it less). A bucket's reset is when it is full
+ * again, one permit's time per permit used (a GCRA: 50 ms for 20 per second after one request, read as a window of
  * 20 per 50 ms). The policy is then learned again as a bucket of the time to refill the whole
  * limit, and so is every window inferred for the key later (`resetsRefill`).
  */
@@ -370,7 +370,7 @@ function disprovesWindow(
   // at all: so a window's reset, which does not move, moves by no more than that. A flat 100 ms
   // let a GCRA of a burst of 6 at 60 per second stand as a window of 6 per 17 ms on loopback
   // (its six counts move the reset 83 ms), and each count of 0 held the key a second (10x the
-  // ideal time, 1.02-1.20x now).
+  // ideal time; 1.02-1.20x now, test/http/paced-fetch-bucket-reset.test.ts).
   const slackMs = sentAt === undefined ? 100 : now - sentAt;
   if (ends - run.ends <= 1.5 * windowMs + slackMs) return false;
   state.resetsRefill = true;
@@ -540,7 +540,8 @@ function spentWindow(state: Strategy | undefined): void {
  * blocks them all when its count says so): blocked by the pacer too, every pacer on a store
  * against a sliding-window counter stating its policy waited a whole second at each count of 0
  * that its own spacing had reached, as the counter's room grows back at the rate (three pacers,
- * 10x generous, IETF headers, on loopback: 0.57x of the rate after two windows, 0.98x now).
+ * 10x generous, IETF headers, on loopback: 0.57x of the rate after two windows; 0.98x now, with
+ * the store's own rule for such a count, `agreesAtZero` in stores/bucket-state.ts).
  */
 function hasCredit(states: KeyStates, key: string, now: number): boolean {
   if (states.storeHearsCounts()) return false;

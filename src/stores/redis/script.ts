@@ -20,7 +20,8 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
  * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block:
  * ms, and for a count of 0 the limit it is of (0: none) and the (0-based) first policy of its
- * unit (no block where the key's own count agrees: `agreesAtZero`); lower: the permits left, the round trip of the answer that said so (ms; 0: not known),
+ * unit (no block where the key's own count agrees: `agreesAtZero`); lower: the permits left,
+ * the round trip of the answer that said so (ms; 0: not known),
  * the limit the count is of (0: not named), then the (1-based) policies to lower, all when none;
  * learn: the limit and window the server advertised, the (0-based) first policy of its unit (0:
  * the main unit), the round trip of the answer that stated it, and 1 if the window was inferred; adjust: one amount per policy
