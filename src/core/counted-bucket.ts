@@ -162,19 +162,36 @@ export class CountedBucket implements Strategy {
    */
   heardRoom(now: number, remaining: number, limit: number, sentAt: number): void {
     if (limit !== this.capacity || !(sentAt <= now)) return;
-    // Answered since the request was sent: they may have arrived after it. And the send before
-    // it: a bucket full at a request sent right after the one before is one the key paces.
+    // Answered since the request was sent, with no higher count: they may have arrived after
+    // it. (One that left more did not: at a bucket, a count after this one is lower unless the
+    // bucket refilled more than the request took, and then its count is room for it as well.
+    // Counted, each of a burst's answers held a permit more: a bucket of 5 drained by the key's
+    // burst waited three permits' time, not one.) The send before it: a bucket full at a
+    // request sent right after the one before is one the key paces. And the count heard last
+    // before it was sent: from a drained bucket, what this one says refilled is the most that
+    // a count proves (counts from before the bucket was last full prove little).
     let since = 0;
     let before = Number.NEGATIVE_INFINITY;
+    let last = 0;
+    let lastAnswered = Number.NEGATIVE_INFINITY;
     for (let k = 0; k < this.#size; k++) {
       const at = (this.#first + k) % KEPT;
-      if ((this.#answeredAt[at] as number) > sentAt) since++;
+      const answered = this.#answeredAt[at] as number;
+      if (answered > sentAt && (this.#counts[at] as number) <= remaining) since++;
+      if (answered <= sentAt && answered > lastAnswered) {
+        lastAnswered = answered;
+        last = k;
+      }
       const sent = this.#sentAt[at] as number;
       if (sent < sentAt && sent > before) before = sent;
     }
     const j = this.remember(now, sentAt, remaining);
     if (remaining > this.#highest) this.#highest = remaining;
-    const proven = Math.max(this.refillFrom(0, j), this.refillFrom(this.#size >> 1, j));
+    const proven = Math.max(
+      this.refillFrom(0, j),
+      this.refillFrom(this.#size >> 1, j),
+      this.refillFrom(last, j),
+    );
     if (proven > this.provenPerMs) this.provenPerMs = proven;
     if (this.provenPerMs > this.perMs) this.perMs = this.provenPerMs;
     // An older count (answers overtake each other) is no news of the bucket.
@@ -220,8 +237,8 @@ export class CountedBucket implements Strategy {
 
   /**
    * The refill (permits per ms) proven between the count `offset` after the oldest kept and
-   * the one at `j` (see the class); 0 if none. The oldest spans the most; one half-way is less
-   * likely to span a full bucket, whose refill no count shows.
+   * the one at `j` (see the class); 0 if none. The oldest spans the most; one half-way or the
+   * last before `j` was sent is less likely to span a full bucket, whose refill no count shows.
    */
   private refillFrom(offset: number, j: number): number {
     const i = (this.#first + offset) % KEPT;

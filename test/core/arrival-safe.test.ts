@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { arrivalSafe, createPacer, createRateLimiter, perSecond } from '../../src/index.js';
+import { ArrivalSafe } from '../../src/core/algorithms/arrival-safe.js';
 import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
+import { resolvePolicy } from '../../src/core/policy.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 const SAFE = { algorithm: arrivalSafe } as const;
@@ -75,6 +77,19 @@ describe("the 'arrival-safe' algorithm", () => {
     expect(limiter.tryAcquire('api').allowed).toBe(false);
     clock.set(6_001);
     expect(limiter.tryAcquire('api').allowed).toBe(true);
+  });
+
+  it('tells what a policy replacing it starts with: over no window, only the permits in flight', () => {
+    // A bucket found by its counts replaces the key's learned window at the answer of a request
+    // (`countsShowBucket`): that request, answered just now, is in flight no more. Counted as
+    // open, it held one permit of the bucket's room for good (redis-gcra-like, 5 at 60 per
+    // second, 1-3 ms away: 0.73-0.75x of its rate after two windows).
+    const state = new ArrivalSafe(resolvePolicy({ limit: 10, windowMs: 1_000, ...SAFE }));
+    for (let i = 0; i < 3; i++) state.tryAcquire(0, 1);
+    state.settle(20, 2);
+    expect(state.inUse(20, 0)).toBe(1);
+    expect(state.inUse(20, 500)).toBe(3);
+    expect(state.inUse(600, 500)).toBe(1);
   });
 
   it('is fresh again after two quiet windows, and a burst lets that many through at any time', () => {

@@ -36,6 +36,35 @@ describe('a bucket paced by its counts', () => {
     expect(bucket.provenPerMs).toBeCloseTo(18 / 195, 9);
   });
 
+  it('takes a higher count answered after a request was sent as one that arrived before it', () => {
+    // Three sent 2 ms apart into a bucket of 5 (3 of a full one, in redis-gcra's floats), their
+    // counts falling 2, 1, 0: each came after the one before. Counted as if it might arrive
+    // after the last, each held a permit: the key waited three permits' time, not one.
+    const perMs = 1 / 100;
+    const bucket = new CountedBucket(5, 0, 3, perMs);
+    bucket.heardRoom(0, 3, 5, -10);
+    [
+      [4, 0, 2],
+      [5, 2, 1],
+      [7, 4, 0],
+    ].forEach(([answered = 0, sent = 0, count = 0]) => {
+      bucket.settle(answered, 1);
+      bucket.heardRoom(answered, count, 5, sent);
+    });
+    expect(bucket.peek(7, 1)).toMatchObject({ allowed: false, retryAfterMs: 100 });
+  });
+
+  it('proves the refill from the count heard last before a request was sent', () => {
+    // Full for a second at every count (sent 200 ms apart), then drained to 0 by a burst, and
+    // full again 50 ms later: 4 permits refilled in 50 ms at least (the send of the drained
+    // one to the answer of the full one), where the oldest count proves one per 90 ms.
+    const bucket = new CountedBucket(5, 0, 0, 1 / 1_000);
+    for (let i = 0; i < 5; i++) bucket.heardRoom(i * 200 + 5, 4, 5, i * 200);
+    for (let i = 0; i < 4; i++) bucket.heardRoom(1_006 + i, 3 - i, 5, 1_001 + i);
+    bucket.heardRoom(1_056, 4, 5, 1_054);
+    expect(bucket.provenPerMs).toBeCloseTo(4 / (1_056 - 1_004), 9);
+  });
+
   it('grows past the proven rate while the bucket stays full, and cuts when it runs dry', () => {
     const bucket = new CountedBucket(6, 0, 0, 1 / 100);
     bucket.heardRoom(5, 5, 6, 0);

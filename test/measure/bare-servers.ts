@@ -48,10 +48,16 @@ export const BARE_SERVERS: Record<string, { scheme: Scheme; idealMs: number }> =
   },
 };
 
-export const DELAYS: readonly (readonly [number, number])[] = [
-  [0, 0],
-  [5, 60],
-];
+/** Each way, ms: straight to the server and through jitter; `DELAYS=1-4,5-60` for others. */
+export const DELAYS: readonly (readonly [number, number])[] = process.env['DELAYS']
+  ? process.env['DELAYS'].split(',').map((range) => {
+      const [low = 0, high = low] = range.split('-').map(Number);
+      return [low, high] as const;
+    })
+  : [
+      [0, 0],
+      [5, 60],
+    ];
 
 export const SEEDS = (process.env['SEEDS'] ?? '7,8,9').split(',').map(Number);
 

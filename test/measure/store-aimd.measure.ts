@@ -57,9 +57,13 @@ async function runOne(scheme: Scheme, delayMs: readonly [number, number], seed: 
         const sent = clock.now();
         const response = await net.fetch(request);
         if (process.env['TRACE']) {
-          const learned = clients[i]?.pacer.inspect(ORIGIN).learned;
+          const seen = clients[i]?.pacer.inspect(ORIGIN);
+          const learned = seen?.learned;
+          const extra = seen
+            ? ` lv=${seen.level.toFixed(2)} next=${seen.nextStartAt === undefined ? '-' : (seen.nextStartAt - clock.now()).toFixed(0)} blk=${seen.blockedUntil === undefined ? '-' : (seen.blockedUntil - clock.now()).toFixed(0)}`
+            : '';
           trace.push(
-            `${sent.toFixed(0).padStart(6)} p${i} ${response.status} ${learned ? `${learned.source} ${((1000 * learned.limit) / learned.windowMs).toFixed(1)}/s` : '-'}`,
+            `${sent.toFixed(0).padStart(6)} ${clock.now().toFixed(0).padStart(6)} p${i} ${response.status} r=${response.headers.get('x-ratelimit-remaining')} ${learned ? `${learned.source} ${((1000 * learned.limit) / learned.windowMs).toFixed(1)}/s` : '-'}${extra}`,
           );
         }
         return response;

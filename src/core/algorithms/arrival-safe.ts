@@ -235,6 +235,8 @@ export class ArrivalSafe implements Strategy {
    * requests a spent window refused, then told the server's policy, waited a window more).
    */
   inUse(now: number, windowMs: number): number {
+    // Over no window, the permits in flight alone: one answered just now is counted no more.
+    if (!(windowMs > 0)) return this.open;
     const logged = this.log.policy.windowMs;
     return this.open + this.log.countSince(now - (windowMs < logged ? windowMs : logged));
   }
