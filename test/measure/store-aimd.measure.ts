@@ -63,7 +63,7 @@ async function runOne(scheme: Scheme, delayMs: readonly [number, number], seed: 
             ? ` lv=${seen.level.toFixed(2)} next=${seen.nextStartAt === undefined ? '-' : (seen.nextStartAt - clock.now()).toFixed(0)} blk=${seen.blockedUntil === undefined ? '-' : (seen.blockedUntil - clock.now()).toFixed(0)}`
             : '';
           trace.push(
-            `${sent.toFixed(0).padStart(6)} ${clock.now().toFixed(0).padStart(6)} p${i} ${response.status} r=${response.headers.get('x-ratelimit-remaining')} ${learned ? `${learned.source} ${((1000 * learned.limit) / learned.windowMs).toFixed(1)}/s` : '-'}${extra}`,
+            `${sent.toFixed(0).padStart(6)} ${clock.now().toFixed(0).padStart(6)} p${i} ${response.status} r=${response.headers.get('x-ratelimit-remaining')} ${learned ? `${learned.source} ${learned.limit}/${learned.windowMs.toFixed(0)}` : '-'}${extra}`,
           );
         }
         return response;

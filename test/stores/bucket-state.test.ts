@@ -290,14 +290,45 @@ describe('a policy learned through a store (SharedLearned)', () => {
     const state = learned();
     const at = (now: number) => decide(state, limits, now, [1], false)[0]?.allowed;
     expect(at(0)).toBe(true);
+    // A window and a late client's credit (LATE_MS) per 4.
     expect(decide(state, limits, 0, [1], false)[0]).toMatchObject({
       allowed: false,
       reason: 'rate',
-      retryAfterMs: 250,
+      retryAfterMs: 251,
       limit: 4,
     });
-    expect(at(249)).toBe(false);
-    expect(at(250)).toBe(true);
+    expect(at(250)).toBe(false);
+    expect(at(251)).toBe(true);
+  });
+
+  it('keeps a late client the credit of a few ms, from a window after it was learned', () => {
+    const state = learned();
+    const at = (now: number) => decide(state, limits, now, [1], false)[0]?.allowed;
+    // In its first window, 10 ms late for the permit due at 251: the next is a spacing later.
+    expect(at(0)).toBe(true);
+    expect(at(261)).toBe(true);
+    expect(peek(state, limits, 261, 1).retryAfterMs).toBe(251);
+    // From a window after, 4 ms of the lateness are kept: the next is 4 ms sooner, and a
+    // client that came on time gets no more.
+    expect(at(1_512)).toBe(true);
+    expect(at(1_773)).toBe(true);
+    expect(peek(state, limits, 1_773, 1).retryAfterMs).toBe(247);
+    expect(at(2_020)).toBe(true);
+    expect(peek(state, limits, 2_020, 1).retryAfterMs).toBe(251);
+    // However long it waited, one permit's credit at most: never two within a spacing.
+    expect(at(9_000)).toBe(true);
+    expect(at(9_000)).toBe(false);
+  });
+
+  it('keeps none for a window inferred from a reset, whose count of 0 blocks until that reset', () => {
+    // Spaced at its rate as closely, a sliding log's count came to 0 (see `LearnedPart.lateMs`).
+    const state = normalize(undefined, limits, 0);
+    learn(state, 0, 4, 1_000, 0, true);
+    const at = (now: number) => decide(state, limits, now, [1], false)[0]?.allowed;
+    expect(at(0)).toBe(true);
+    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(250);
+    expect(at(1_510)).toBe(true);
+    expect(peek(state, limits, 1_510, 1).retryAfterMs).toBe(250);
   });
 
   it("is learned per unit: a tokens policy spreads a key's tokens, and the requests keep theirs", () => {
@@ -306,16 +337,19 @@ describe('a policy learned through a store (SharedLearned)', () => {
     const state = normalize(undefined, both, 0);
     const policy = { kind: 'policy', limit: 1_000, windowMs: 1_000, unit: 'tokens' } as const;
     observe(state, both, 0, policy, units);
-    expect(state.learned).toEqual([{ limit: 1_000, windowMs: 1_000, of: 1, stamp: 0, debt: 0 }]);
-    // 500 tokens go when due, and pay 500 ms of the learned 1,000 a second.
+    expect(state.learned).toEqual([
+      { limit: 1_000, windowMs: 1_000, of: 1, stamp: 0, debt: 0, from: 0 },
+    ]);
+    // 500 tokens go when due, and pay 500 ms of the learned 1,000 a second (and 0.5 ms of a
+    // late client's credit: at most one token's time, 1 ms, a window).
     expect(decide(state, both, 0, [[1, 500]], false)[0]?.allowed).toBe(true);
-    expect(peek(state, both, 0, [1, 1])).toMatchObject({ allowed: false, retryAfterMs: 500 });
+    expect(peek(state, both, 0, [1, 1])).toMatchObject({ allowed: false, retryAfterMs: 501 });
     // A request that needs no tokens is not held by them.
     expect(peek(state, both, 0, [1, 0]).allowed).toBe(true);
     // The answer said 100 were used: the 400 given back leave the spread too.
     adjust(state, both, 0, [0, -400]);
-    expect(peek(state, both, 0, [1, 1])).toMatchObject({ allowed: false, retryAfterMs: 100 });
-    expect(peek(state, both, 100, [1, 1]).allowed).toBe(true);
+    expect(peek(state, both, 0, [1, 1])).toMatchObject({ allowed: false, retryAfterMs: 101 });
+    expect(peek(state, both, 101, [1, 1]).allowed).toBe(true);
   });
 
   it('spaces its permits by a window and half the round trip its answers took, per permit', () => {
@@ -325,18 +359,19 @@ describe('a policy learned through a store (SharedLearned)', () => {
     const policy = { kind: 'policy', limit: 4, windowMs: 1_000 } as const;
     observe(state, limits, 0, { ...policy, sentAt: -400 });
     expect(decide(state, limits, 0, [1], false)[0]?.allowed).toBe(true);
-    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(300);
+    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(301);
     // A shorter round trip does not narrow it at once: the longest heard halves each window.
     observe(state, limits, 0, { ...policy, sentAt: -100 });
-    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(300);
+    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(301);
     expect(decide(state, limits, 1_000, [1], false)[0]?.allowed).toBe(true);
-    expect(peek(state, limits, 1_000, 1).retryAfterMs).toBe(275);
+    // 276 apart, less the 4 ms a client late for its permit keeps a window after learning.
+    expect(peek(state, limits, 1_000, 1).retryAfterMs).toBe(272);
     // A longer one widens it at once, a count's answer as a policy's; a new policy keeps the
     // network's round trip.
     observe(state, limits, 1_000, { kind: 'quota', remaining: 3, sentAt: -600 });
     learn(state, 1_000, 2, 1_000);
     expect(decide(state, limits, 1_000, [1], false)[0]?.allowed).toBe(true);
-    expect(peek(state, limits, 1_000, 1).retryAfterMs).toBe(650);
+    expect(peek(state, limits, 1_000, 1).retryAfterMs).toBe(652);
     // A signal that does not say when its request was sent changes nothing.
     observe(state, limits, 1_000, { kind: 'policy', limit: 2, windowMs: 1_000 });
     expect(state.learned?.[0]).toMatchObject({ roundTripMs: 600, heardAt: 1_000 });
@@ -345,20 +380,20 @@ describe('a policy learned through a store (SharedLearned)', () => {
     observe(state, limits, 1_800, { ...policy, limit: 2, sentAt: -60_000 });
     expect(state.learned?.[0]).toMatchObject({ roundTripMs: 1_000, heardAt: 1_800 });
     expect(decide(state, limits, 1_800, [1], false)[0]?.allowed).toBe(true);
-    expect(peek(state, limits, 1_800, 1).retryAfterMs).toBe(750);
+    expect(peek(state, limits, 1_800, 1).retryAfterMs).toBe(752);
   });
 
   it('lets a request bigger than one permit go when due, and makes it pay for all of it', () => {
     const state = learned();
     expect(decide(state, limits, 0, [3], false)[0]?.allowed).toBe(true);
-    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(750);
+    expect(peek(state, limits, 0, 1).retryAfterMs).toBe(753);
   });
 
   it('keeps its count for the same policy, or a window within a tenth; another starts afresh', () => {
     const state = learned();
     decide(state, limits, 0, [1], false);
     learn(state, 10, 4, 950);
-    expect(peek(state, limits, 10, 1).retryAfterMs).toBe(240);
+    expect(peek(state, limits, 10, 1).retryAfterMs).toBe(241);
     learn(state, 10, 8, 1_000);
     expect(peek(state, limits, 10, 1).allowed).toBe(true);
   });
@@ -366,7 +401,9 @@ describe('a policy learned through a store (SharedLearned)', () => {
   it('is not lowered by a count, and outlives a full bucket by two of its windows', () => {
     const state = learned(100);
     lower(state, limits, 100, 0);
-    expect(state.learned).toEqual([{ limit: 4, windowMs: 1_000, of: 0, stamp: 100, debt: 0 }]);
+    expect(state.learned).toEqual([
+      { limit: 4, windowMs: 1_000, of: 0, stamp: 100, debt: 0, from: 100 },
+    ]);
     expect(restsAt(state, limits, 200)).toBe(2_100);
   });
 
@@ -393,6 +430,9 @@ describe('a policy learned through a store (SharedLearned)', () => {
     // A round trip is read back with the time it was heard, or not at all.
     const heard = { ...sound, roundTripMs: 80, heardAt: 3 };
     expect(read(heard)).toEqual([heard]);
+    // When it was learned, if a number (absent: long ago).
+    expect(read({ ...sound, from: 2 })).toEqual([{ ...sound, from: 2 }]);
+    expect(read({ ...sound, from: 'x' })).toEqual([sound]);
     expect(read({ ...sound, roundTripMs: Number.NaN, heardAt: 3 })).toEqual([sound]);
     expect(read({ ...sound, roundTripMs: 80 })).toEqual([sound]);
     // A policy in a unit the key does not count teaches nothing; in one it counts, that unit.

@@ -139,7 +139,8 @@ describe('limits per unit through a store', () => {
 
   it('paces every client by the tokens policy one of them heard the server advertise', async () => {
     // Both configured ten times too generously on tokens; only `a` heard the server: 2,000 a
-    // second. `b`'s calls are then spread at that rate: 1,000 tokens every 500 ms.
+    // second. `b`'s calls are then spread at that rate: 1,000 tokens every 500.25 ms (a window
+    // and a late client's credit, at most a token's time, per 2,000), at the next whole ms.
     const generous = { requests: perSecond(10), tokens: perSecond(20_000) };
     const { pacer, clock, task, startsOf } = shared({ limits: generous });
     const [a, b] = [pacer(), pacer()];
@@ -149,7 +150,7 @@ describe('limits per unit through a store', () => {
       b.schedule(task(`b${i}`), { cost: { requests: 1, tokens: 1_000 } });
     }
     await clock.advanceAsync(2_000);
-    expect(startsOf('b')).toEqual([0, 500, 1_000]);
+    expect(startsOf('b')).toEqual([0, 501, 1_002]);
   });
 
   it('judges maxWaitMs by the slowest unit, from the store', async () => {

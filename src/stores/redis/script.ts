@@ -3,7 +3,7 @@ import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
 import { KEPT, RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
-import { LATE_PERMITS } from '../shared-rate.js';
+import { LATE_MS, LATE_PERMITS } from '../shared-rate.js';
 import { RATE_WINDOW_MS } from '../../core/refusals.js';
 import { LOW_ROOMS } from '../../core/low-room.js';
 import { COUNTED_SHARED } from '../shared-counts.js';
@@ -38,8 +38,8 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * and `lvN` (stamp and debt of its GCRA), `lhN` and `ltN` (the round trip it spaces permits by
  * and when it was heard: `SharedLearned` in bucket-state.ts), and once its counts are looked at
  * (shared-counts.ts) `lkN` (the full counts kept: send, count, ... joined by commas), `lcN` (when
- * they showed a bucket, or last cut it), `lnN` (its cuts), `liN` (1: its window was inferred) and
- * `lbN` (its last take on time); the rate refusals taught
+ * they showed a bucket, or last cut it), `lnN` (its cuts), `liN` (1: its window was inferred),
+ * `lbN` (its last take on time) and `lfN` (when it was learned); the rate refusals taught
  * (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut at), `rs` and `rv`
  * (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq` (the first of
  * those granted at), `rm` (the sample a wait taught it from), `rt` (its refusals' longest round
@@ -78,7 +78,7 @@ for i = 1, n do
   fields[#fields + 1] = 'v' .. i
 end
 local arg = 4 + n * 4
-local LEARNED_FIELDS = {'lq', 'lw', 'ls', 'lv', 'lh', 'lt', 'lk', 'lc', 'ln', 'li', 'lb'}
+local LEARNED_FIELDS = {'lq', 'lw', 'ls', 'lv', 'lh', 'lt', 'lk', 'lc', 'ln', 'li', 'lb', 'lf'}
 for i = 1, n do
   for _, f in ipairs(LEARNED_FIELDS) do fields[#fields + 1] = f .. i end
 end
@@ -135,6 +135,7 @@ for i = 1, n do
     if cuts and cuts > 0 and cuts == math.floor(cuts) then l.cuts = cuts end
     l.inferred = raw[at + 10] == '1'
     l.busy = tonumber(raw[at + 11])
+    l.from = tonumber(raw[at + 12])
     L[i] = l
   end
 end
@@ -276,11 +277,21 @@ local function combine(ds)
   return {b[1], rem, b[3], reset, b[5], b[6]}
 end
 local FLOOR = 1 / ${AIMD.FLOOR_MS}
+-- A late client's credit (LearnedPart.lateMs in bucket-state.ts): none for an inferred window.
+local function llate(l)
+  if l.inferred then return 0 end
+  local spaced = l.window / l.limit
+  if spaced < ${LATE_MS} then return spaced end
+  return ${LATE_MS}
+end
 local function ldebt(l, at)
   local elapsed = at - l.s
   if not (elapsed > 0) then return l.v end
-  if l.v > elapsed then return l.v - elapsed end
-  return 0
+  local floor = 0
+  -- From a window after it was learned.
+  if not l.from or at >= l.from + l.window then floor = -llate(l) end
+  if l.v - elapsed > floor then return l.v - elapsed end
+  return floor
 end
 -- The round trip a learned policy spaces its permits by (roundTripAt in bucket-state.ts).
 local function lrtt(l, at)
@@ -291,7 +302,7 @@ local function lrtt(l, at)
 end
 local function lspacing(l, at)
   if l.counted then return l.window / l.limit end
-  return (l.window + lrtt(l, at) / 2) / l.limit
+  return (l.window + llate(l) + lrtt(l, at) / 2) / l.limit
 end
 local function decide_learned(l, cost)
   if cost == 0 then return {1, 0, 0, 0, l.limit, 0}, nil end
@@ -623,7 +634,7 @@ local function count_heard(remaining, limit, sent, of)
     local look = window
     if not (window > ${RATE_WINDOW_MS}) then look = ${RATE_WINDOW_MS} end
     if not shows_bucket(R, limit, remaining, sent, look) then return end
-    L[1] = { limit = limit, window = window, s = now, v = 0, counted = now, inferred = true }
+    L[1] = { limit = limit, window = window, s = now, v = 0, counted = now, inferred = true, from = now }
     R = nil
     return
   end
@@ -670,8 +681,8 @@ elseif op == 'a' then
   -- A window of the burst the key was told is its own GCRA's to count (namesOwnBurst).
   if of <= n and not (inferred and own_burst(P[of], limit)) and not (l and l.limit == limit and (l.counted or math.abs(l.window - window) <= window / 10)) then
     -- The network's round trip is kept (learn in bucket-state.ts).
-    if l then L[of] = { limit = limit, window = window, s = now, v = 0, rt = l.rt, heard = l.heard, inferred = inferred }
-    else L[of] = { limit = limit, window = window, s = now, v = 0, inferred = inferred } end
+    if l then L[of] = { limit = limit, window = window, s = now, v = 0, rt = l.rt, heard = l.heard, inferred = inferred, from = now }
+    else L[of] = { limit = limit, window = window, s = now, v = 0, inferred = inferred, from = now } end
     changed = true
   end
   heard(of, tonumber(ARGV[arg + 3]) or 0)
@@ -836,6 +847,10 @@ if changed then
           set[#set + 1] = 'lb' .. i
           set[#set + 1] = string.format('%.17g', l.busy)
         else gone[#gone + 1] = 'lb' .. i end
+        if l.from then
+          set[#set + 1] = 'lf' .. i
+          set[#set + 1] = string.format('%.17g', l.from)
+        else gone[#gone + 1] = 'lf' .. i end
       end
     end
     if R then
