@@ -428,7 +428,9 @@ class LearnedPart {
    */
   private spacingAt(now: number): number {
     const { windowMs, limit, countedAt } = this.learned;
-    // A bucket's window is its rate, which its counts steer: no server window to spread.
+    // A bucket's window is its rate, which its counts steer: no server window to spread, and
+    // a late client's credit (of a stated policy whose counts showed a bucket) needs no wider
+    // spacing to keep within it either: a bucket takes bursts.
     if (countedAt !== undefined) return windowMs / limit;
     return (windowMs + this.lateMs() + roundTripAt(this.learned, now) / 2) / limit;
   }
