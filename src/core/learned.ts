@@ -191,7 +191,7 @@ export class WithLearned implements Strategy {
   }
 
   lowerRemaining(now: number, remaining: number, sentAt?: number): void {
-    this.base.lowerRemaining(now, remaining);
+    this.base.lowerRemaining(now, remaining, sentAt);
     this.learned?.counter.lowerRemaining(now, remaining, sentAt);
   }
 

@@ -21,6 +21,7 @@ import {
   slidingWindow,
   tokenBucket,
 } from '../../src/index.js';
+import { resolvePolicy } from '../../src/core/policy.js';
 import { createManualClock } from '../../src/testing/index.js';
 
 function limiterAt(policy: Policy) {
@@ -121,6 +122,24 @@ describe('sliding-log', () => {
     expect(at(500)).toMatchObject({ allowed: false, retryAfterMs: 500 });
     for (let i = 0; i < 50; i++) expect(at(1000 + i * 10)).toMatchObject({ allowed: true });
     expect(at(1495)).toMatchObject({ allowed: false, retryAfterMs: 505 });
+  });
+
+  it('takes back stand-ins of one stamp, the entries after them kept in order, across the ring', () => {
+    const log = new SlidingLog(resolvePolicy({ limit: 8, windowMs: 1000 }));
+    for (const at of [0, 10, 20, 30, 40, 50]) expect(log.tryAcquire(at, 1).allowed).toBe(true);
+    // At 1005 the entry at 0 is out: three stand-ins fill the log, in slots 6, 7 and 0 of 8.
+    log.lowerRemaining(1005, 0);
+    expect(log.level(1005)).toBe(0);
+    expect(log.tryAcquire(1025, 1).allowed).toBe(true); // 10 and 20 are out
+    // The three of the stamp 1005 taken back (a fourth asked for is not there); 1025 stays.
+    expect(log.withdraw(1005, 4)).toBe(3);
+    expect(log.level(1025)).toBe(4);
+    expect(log.withdraw(1005, 1)).toBe(0);
+    // The rest leave in order: 30, 40, 50 a window after, then 1025.
+    expect(log.level(1030)).toBe(5);
+    expect(log.level(1050)).toBe(7);
+    expect(log.level(2024)).toBe(7);
+    expect(log.level(2025)).toBe(8);
   });
 });
 

@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { arrivalSafe, createPacer, createRateLimiter, perSecond } from '../../src/index.js';
+import {
+  arrivalSafe,
+  createPacer,
+  createRateLimiter,
+  perMinute,
+  perSecond,
+} from '../../src/index.js';
 import { ArrivalSafe } from '../../src/core/algorithms/arrival-safe.js';
 import { createPacerLimiter } from '../../src/core/pacer-limiter.js';
 import { resolvePolicy } from '../../src/core/policy.js';
@@ -288,6 +294,105 @@ describe("the server's count as room", () => {
     busy.limiter.feedback.observe('api', { kind: 'quota', remaining: 3, limit: 4, sentAt: 1_101 });
     busy.clock.set(1_851);
     expect(busy.limiter.peek('api')).toMatchObject({ allowed: false });
+  });
+});
+
+describe("the server's counts of another limit", () => {
+  const ownLimit = () => new ArrivalSafe(resolvePolicy({ limit: 600, windowMs: 1_000, ...SAFE }));
+  /** What the key's log of 600 per second leaves at `now`, the permits in flight taken. */
+  const logRoom = (state: ArrivalSafe, now: number) => 600 - state.inUse(now, 1_000);
+
+  it("stand in the log until a count of a request sent after them replaces them: a bucket's come back up", () => {
+    // A GCRA naming its burst of 5, whose full bucket reads 3 (redis-gcra), each request sent
+    // 167 ms after the last and answered 3 ms later. Each count is the server's newer state.
+    // Left to stand a window each, they filled the log within four sends and held the key until
+    // the first was a window old (a bucket of 5 at 60 per second, 1-3 ms away: 0.84x of its
+    // rate after two windows, 1.00x now).
+    const state = ownLimit();
+    const rooms: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const sentAt = i * 167;
+      expect(state.tryAcquire(sentAt, 1).allowed).toBe(true);
+      state.settle(sentAt + 3, 1);
+      state.lowerRemaining(sentAt + 3, 3, sentAt);
+      rooms.push(logRoom(state, sentAt + 3));
+    }
+    expect(rooms).toEqual([3, 3, 3, 3, 3]);
+  });
+
+  it.each([
+    ['several policies', [perSecond(600, SAFE), perMinute(6_000, SAFE)]],
+    ['limits per unit', { requests: perSecond(600, SAFE), tokens: perSecond(60_000, SAFE) }],
+  ] as const)('give way to newer ones through %s', (_, limits) => {
+    const clock = createManualClock();
+    const limiter = createPacerLimiter({ limits, clock });
+    for (let i = 0; i < 6; i++) {
+      const sentAt = i * 167;
+      clock.set(sentAt);
+      expect(limiter.tryAcquire('api').allowed).toBe(true);
+      clock.set(sentAt + 3);
+      limiter.settle('api');
+      limiter.feedback.observe('api', { kind: 'quota', remaining: 3, sentAt });
+    }
+  });
+
+  it('keep an older count, and a newer one counts the permits taken since', () => {
+    const state = ownLimit();
+    state.tryAcquire(0, 1);
+    state.tryAcquire(0, 1);
+    state.settle(3, 1);
+    state.lowerRemaining(3, 4, 0); // the one in flight may have arrived: 595 in use
+    expect(logRoom(state, 3)).toBe(4);
+    // The other one, sent before that count was heard, says 5 (it arrived first): no news.
+    state.settle(4, 1);
+    state.lowerRemaining(4, 5, 0);
+    expect(logRoom(state, 4)).toBe(4);
+    // One sent after it says 4 as well: the server's newer state. Added to the older count's
+    // stand-ins, it would leave 3.
+    state.tryAcquire(10, 1);
+    state.settle(13, 1);
+    state.lowerRemaining(13, 4, 10);
+    expect(logRoom(state, 13)).toBe(4);
+  });
+
+  it('keep the stand-ins of a count heard the instant a permit was taken before it', () => {
+    const tied = ownLimit();
+    tied.tryAcquire(0, 1);
+    tied.tryAcquire(3, 1); // taken at 3, then the first one's count heard at 3
+    tied.settle(3, 1);
+    tied.lowerRemaining(3, 2, 0);
+    // The second one's count: it may have been sent before the first one's was heard.
+    tied.settle(6, 1);
+    tied.lowerRemaining(6, 4, 3);
+    expect(logRoom(tied, 6)).toBe(2);
+    // Sent the instant a count was heard, after it: the newer state.
+    const after = ownLimit();
+    after.tryAcquire(0, 1);
+    after.settle(3, 1);
+    after.lowerRemaining(3, 2, 0);
+    after.tryAcquire(3, 1);
+    after.settle(6, 1);
+    after.lowerRemaining(6, 4, 3);
+    expect(logRoom(after, 6)).toBe(4);
+  });
+
+  it('keep what a count of no known request lowered; withdrawn, the last count is gone', () => {
+    const state = ownLimit();
+    state.tryAcquire(0, 1);
+    state.settle(3, 1);
+    state.lowerRemaining(3, 2); // no send time: what a replaced policy had in use, say
+    state.tryAcquire(10, 1);
+    state.settle(13, 1);
+    state.lowerRemaining(13, 4, 10);
+    expect(logRoom(state, 13)).toBe(1);
+    // A learned policy models the counts from here (a bucket found by them): taken back.
+    const counted = ownLimit();
+    counted.tryAcquire(0, 1);
+    counted.settle(3, 1);
+    counted.lowerRemaining(3, 0, 0);
+    expect(logRoom(counted, 3)).toBe(0);
+    counted.withdrawCounts();
+    expect(logRoom(counted, 3)).toBe(599);
   });
 });
 

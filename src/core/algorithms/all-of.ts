@@ -36,8 +36,12 @@ export class AllOf implements Strategy {
     return Math.max(...this.#parts.map((part) => part.restsAt(now)));
   }
 
-  lowerRemaining(now: number, remaining: number): void {
-    for (const part of this.#parts) part.lowerRemaining(now, remaining);
+  lowerRemaining(now: number, remaining: number, sentAt?: number): void {
+    for (const part of this.#parts) part.lowerRemaining(now, remaining, sentAt);
+  }
+
+  withdrawCounts(): void {
+    for (const part of this.#parts) part.withdrawCounts?.();
   }
 
   settle(now: number, cost: number): void {

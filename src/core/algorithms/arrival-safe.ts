@@ -81,6 +81,17 @@ export class ArrivalSafe implements Strategy {
   /** Permits the server's count still allows beyond every permit taken since (`heardRoom`). */
   private room = 0;
   /**
+   * The stand-ins the last count that lowered the log put there (`lowerRemaining`), and when.
+   * A count of a request sent after it was heard is the server's newer state, and replaces
+   * them: left to stand a window each, the counts of a bucket that refilled between them (a
+   * GCRA naming its burst of 5, whose full bucket reads 3) filled a log of 600 per second with
+   * stand-ins, and held it a whole second (`lowerRemaining`).
+   */
+  private standIns = 0;
+  private standInAt = Number.NEGATIVE_INFINITY;
+  /** Whether a permit was taken the instant `standInAt` before its count was heard. */
+  private standInTied = false;
+  /**
    * The server named the `burst` as its limit (`heardRoom`): it is a GCRA of that burst, and the
    * GCRA of the answers (`answeredTat`) is all the key counts. The log of `limit` per window is
    * for a server that may count windows: through 5-60 ms of jitter it held the key to 60 per
@@ -284,6 +295,11 @@ export class ArrivalSafe implements Strategy {
     if (room > this.room) this.room = room;
   }
 
+  withdrawCounts(): void {
+    if (this.standIns > 0) this.log.withdraw(this.standInAt, this.standIns);
+    this.standIns = 0;
+  }
+
   /**
    * `cost` permits taken earlier are answered at `now`: from here they count for one window, as
    * the server may have counted them as late as now. More than are open is ignored.
@@ -339,16 +355,36 @@ export class ArrivalSafe implements Strategy {
     next.freshTaken = this.freshTaken;
     next.room = this.room;
     next.bucketNamed = this.bucketNamed;
+    next.standIns = this.standIns;
+    next.standInAt = this.standInAt;
+    next.standInTied = this.standInTied;
     return next;
   }
 
   /**
    * The server counts `limit - remaining` in use: the permits in flight are taken to be among
-   * them (they may have arrived), the rest stand in the log from now.
+   * them (they may have arrived), the rest stand in the log from now. Of a request sent at
+   * `sentAt`, after the last count that put stand-ins there was heard, the count is newer than
+   * that one's and replaces it (see `standIns`): a window's counts go down as it fills (the
+   * stand-ins the newer one puts there are as many as the older one's and those taken since),
+   * a bucket's come back up as it refills.
    */
-  lowerRemaining(now: number, remaining: number): void {
+  lowerRemaining(now: number, remaining: number, sentAt?: number): void {
     this.lapse(now);
+    if (
+      sentAt !== undefined &&
+      (sentAt > this.standInAt || (sentAt === this.standInAt && !this.standInTied))
+    ) {
+      this.withdrawCounts();
+    }
+    const level = this.log.level(now);
     this.log.lowerRemaining(now, Math.min(this.policy.limit, remaining + this.open));
+    const added = level - this.log.level(now);
+    if (added > 0 && sentAt !== undefined) {
+      this.standIns = added;
+      this.standInAt = now;
+      this.standInTied = this.takenAt === now;
+    }
     // Nor may the first window's burst credit outlast what the server has left (the spacing
     // credit after it is the server's rate, which its count does not change).
     const tokens = this.tokensAt(now);

@@ -31,6 +31,12 @@ export class SlidingLog implements Strategy, Admits {
     return this.log[slot < size ? slot : slot - size] as number;
   }
 
+  private setEntry(i: number, at: number): void {
+    const slot = this.head + i;
+    const size = this.log.length;
+    this.log[slot < size ? slot : slot - size] = at;
+  }
+
   /** How many of the oldest entries are out of the window at `now`. */
   private expiredAt(now: number): number {
     return this.countBefore(now - this.policy.windowMs, true);
@@ -110,6 +116,21 @@ export class SlidingLog implements Strategy, Admits {
     // Stand-in entries at `now` take the permits the server says are gone.
     this.drop(expired);
     this.append(now, missing);
+  }
+
+  /**
+   * Takes back up to `n` entries stamped `at` (stand-ins a `lowerRemaining` put there, which a
+   * newer count replaces) and returns how many it took. Entries of one stamp are alike.
+   */
+  withdraw(at: number, n: number): number {
+    const from = this.countBefore(at, false);
+    const to = this.countBefore(at, true);
+    const taken = to - from < n ? to - from : n;
+    if (!(taken > 0)) return 0;
+    for (let i = to; i < this.count; i++) this.setEntry(i - taken, this.entry(i));
+    this.count -= taken;
+    if (this.count === 0) this.head = 0;
+    return taken;
   }
 
   /**

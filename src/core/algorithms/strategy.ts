@@ -32,11 +32,18 @@ export interface Strategy {
   restsAt(now: number): number;
   /**
    * Lowers the permits available now to at most `remaining` (the server's count). Never raises
-   * them: a server that says "100 left" does not make a local limit of 10 any looser.
+   * them past the state's own count: a server that says "100 left" does not make a local limit
+   * of 10 any looser (a newer count may replace what an older one lowered, see `ArrivalSafe`).
    * `sentAt`: when the answered request was sent, if known (a slow start reads counts by it,
-   * see `SlowStart.lowerRemaining`; the algorithms ignore it).
+   * see `SlowStart.lowerRemaining`; `ArrivalSafe` replaces an older count's stand-ins by it).
    */
   lowerRemaining(now: number, remaining: number, sentAt?: number): void;
+  /**
+   * Takes back what the server's last count lowered (`lowerRemaining`): a learned policy models
+   * that count from here (a bucket found by its counts, see `countsShowBucket` in learning.ts).
+   * Only `ArrivalSafe` keeps what it lowered apart from its own permits.
+   */
+  withdrawCounts?(): void;
   /**
    * Permits taken within the last `windowMs` (at most the state's own window) and still counted:
    * what a learned policy of that window that replaces this state starts with (`adopt`). Without

@@ -171,9 +171,13 @@ export class Units implements Strategy {
   }
 
   /** The server's count in the main unit (a signal that names none). */
-  lowerRemaining(now: number, remaining: number): void {
-    (this.parts[0] as Strategy).lowerRemaining(now, remaining);
+  lowerRemaining(now: number, remaining: number, sentAt?: number): void {
+    (this.parts[0] as Strategy).lowerRemaining(now, remaining, sentAt);
     this.heardCount(now, undefined, remaining);
+  }
+
+  withdrawCounts(): void {
+    (this.parts[0] as Strategy).withdrawCounts?.();
   }
 
   /**
