@@ -280,6 +280,17 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 10 })),
             ],
           ],
+          // Told 5 per second, published: a window of it inferred (within a tenth) is its own
+          // policy's to count, a longer one is learned, and it then spaces the key.
+          [
+            [{ algorithm: gcra, limit: 5, windowMs: 1_000, burst: 1 }],
+            [
+              { ...quiet, learn: { limit: 5, windowMs: 1_050, inferred: true } },
+              ...Array.from({ length: 3 }, () => ({ ...quiet, dt: 100 })),
+              { ...quiet, dt: 100, learn: { limit: 5, windowMs: 1_200, inferred: true } },
+              ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 100 })),
+            ],
+          ],
           // A rate a whole-second wait taught, then counts of a limit of 5 that say 3 (of a full
           // bucket, in redis-gcra's floats): looked at over a second, a bucket, which replaces
           // the rate and is steered by the counts; then it rests, and is forgotten.

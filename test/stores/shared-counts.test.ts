@@ -225,6 +225,26 @@ describe('a store whose clients hear the counts of a bucket', () => {
     expect(state.learned?.[0]?.windowMs).toBe(2 * window);
   });
 
+  it("leaves an inferred window of the key's own limit to its own policy, not a longer one", () => {
+    const told = [resolvePolicy({ limit: 60, windowMs: 1_000, algorithm: gcra, burst: 1 })];
+    const opened = { kind: 'policy', limit: 60, remaining: 59, sentAt: -30 } as const;
+    const own = normalize(undefined, told, 0);
+    observe(own, told, 0, { ...opened, windowMs: 1_000, inferred: true });
+    observe(own, told, 10, { ...opened, windowMs: 1_100, inferred: true }); // within a tenth
+    observe(own, told, 20, { ...opened, windowMs: 900, inferred: true });
+    expect(own.learned).toBeUndefined();
+    const longer = normalize(undefined, told, 0);
+    observe(longer, told, 0, { ...opened, windowMs: 1_150, inferred: true });
+    expect(longer.learned?.[0]).toMatchObject({ limit: 60, windowMs: 1_150 });
+    // Stated, it is learned (a late client keeps a credit of it), and so is another limit.
+    const stated = normalize(undefined, told, 0);
+    observe(stated, told, 0, { ...opened, windowMs: 1_000 });
+    expect(stated.learned?.[0]).toMatchObject({ limit: 60, windowMs: 1_000 });
+    const other = normalize(undefined, told, 0);
+    observe(other, told, 0, { ...opened, limit: 50, windowMs: 1_000, inferred: true });
+    expect(other.learned?.[0]).toMatchObject({ limit: 50 });
+  });
+
   it("leaves a window of the key's own burst to its own GCRA, and drops a rate a count of it finds", () => {
     const told = [resolvePolicy({ limit: 60, windowMs: 1_000, algorithm: gcra, burst: 5 })];
     const state = normalize(undefined, told, 0);

@@ -622,6 +622,11 @@ end
 -- A count of limit (remaining) of a request sent at sent, of policy of (countHeard in
 -- bucket-state.ts).
 local function own_burst(p, limit) return p and p.cap >= 2 and p.cap ~= p.limit and p.cap == limit end
+-- countsOwn in bucket-state.ts: a window inferred of the key's own burst, or of its own limit
+-- over a window no longer (within a tenth).
+local function counts_own(p, limit, window)
+  return own_burst(p, limit) or (p and p.limit == limit and window <= p.window + p.window / 10)
+end
 local function count_heard(remaining, limit, sent, of)
   local l = L[of]
   if of == 1 and R and own_burst(P[1], limit) then
@@ -678,8 +683,8 @@ elseif op == 'a' then
   local of = (tonumber(ARGV[arg + 2]) or 0) + 1
   local l = L[of]
   local inferred = ARGV[arg + 4] == '1'
-  -- A window of the burst the key was told is its own GCRA's to count (namesOwnBurst).
-  if of <= n and not (inferred and own_burst(P[of], limit)) and not (l and l.limit == limit and (l.counted or math.abs(l.window - window) <= window / 10)) then
+  -- A window of the key's own burst or limit is its own policy's to count (countsOwn).
+  if of <= n and not (inferred and counts_own(P[of], limit, window)) and not (l and l.limit == limit and (l.counted or math.abs(l.window - window) <= window / 10)) then
     -- The network's round trip is kept (learn in bucket-state.ts).
     if l then L[of] = { limit = limit, window = window, s = now, v = 0, rt = l.rt, heard = l.heard, inferred = inferred, from = now }
     else L[of] = { limit = limit, window = window, s = now, v = 0, inferred = inferred, from = now } end
