@@ -301,6 +301,12 @@ describe("the server's counts of another limit", () => {
   const ownLimit = () => new ArrivalSafe(resolvePolicy({ limit: 600, windowMs: 1_000, ...SAFE }));
   /** What the key's log of 600 per second leaves at `now`, the permits in flight taken. */
   const logRoom = (state: ArrivalSafe, now: number) => 600 - state.inUse(now, 1_000);
+  /** A permit taken at `sentAt`, answered at `answeredAt` with the server's count `remaining`. */
+  function sendCounted(state: ArrivalSafe, sentAt: number, answeredAt: number, remaining: number) {
+    expect(state.tryAcquire(sentAt, 1).allowed).toBe(true);
+    state.settle(answeredAt, 1);
+    state.lowerRemaining(answeredAt, remaining, sentAt);
+  }
 
   it("stand in the log until a count of a request sent after them replaces them: a bucket's come back up", () => {
     // A GCRA naming its burst of 5, whose full bucket reads 3 (redis-gcra), each request sent
@@ -311,11 +317,8 @@ describe("the server's counts of another limit", () => {
     const state = ownLimit();
     const rooms: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const sentAt = i * 167;
-      expect(state.tryAcquire(sentAt, 1).allowed).toBe(true);
-      state.settle(sentAt + 3, 1);
-      state.lowerRemaining(sentAt + 3, 3, sentAt);
-      rooms.push(logRoom(state, sentAt + 3));
+      sendCounted(state, i * 167, i * 167 + 3, 3);
+      rooms.push(logRoom(state, i * 167 + 3));
     }
     expect(rooms).toEqual([3, 3, 3, 3, 3]);
   });
@@ -349,9 +352,7 @@ describe("the server's counts of another limit", () => {
     expect(logRoom(state, 4)).toBe(4);
     // One sent after it says 4 as well: the server's newer state. Added to the older count's
     // stand-ins, it would leave 3.
-    state.tryAcquire(10, 1);
-    state.settle(13, 1);
-    state.lowerRemaining(13, 4, 10);
+    sendCounted(state, 10, 13, 4);
     expect(logRoom(state, 13)).toBe(4);
   });
 
@@ -367,12 +368,8 @@ describe("the server's counts of another limit", () => {
     expect(logRoom(tied, 6)).toBe(2);
     // Sent the instant a count was heard, after it: the newer state.
     const after = ownLimit();
-    after.tryAcquire(0, 1);
-    after.settle(3, 1);
-    after.lowerRemaining(3, 2, 0);
-    after.tryAcquire(3, 1);
-    after.settle(6, 1);
-    after.lowerRemaining(6, 4, 3);
+    sendCounted(after, 0, 3, 2);
+    sendCounted(after, 3, 6, 4);
     expect(logRoom(after, 6)).toBe(4);
   });
 
@@ -381,15 +378,11 @@ describe("the server's counts of another limit", () => {
     state.tryAcquire(0, 1);
     state.settle(3, 1);
     state.lowerRemaining(3, 2); // no send time: what a replaced policy had in use, say
-    state.tryAcquire(10, 1);
-    state.settle(13, 1);
-    state.lowerRemaining(13, 4, 10);
+    sendCounted(state, 10, 13, 4);
     expect(logRoom(state, 13)).toBe(1);
     // A learned policy models the counts from here (a bucket found by them): taken back.
     const counted = ownLimit();
-    counted.tryAcquire(0, 1);
-    counted.settle(3, 1);
-    counted.lowerRemaining(3, 0, 0);
+    sendCounted(counted, 0, 3, 0);
     expect(logRoom(counted, 3)).toBe(0);
     counted.withdrawCounts();
     expect(logRoom(counted, 3)).toBe(599);
