@@ -1,5 +1,5 @@
 import { strategyFor } from './algorithms/index.js';
-import { arrivalSafe } from './algorithms/arrival-safe.js';
+import { ArrivalSafe, arrivalSafe } from './algorithms/arrival-safe.js';
 import { slidingLog } from './algorithms/sliding-log.js';
 import { slidingWindow } from './algorithms/sliding-window.js';
 import { inUseOf, type Strategy } from './algorithms/strategy.js';
@@ -104,6 +104,7 @@ export function adopt(
         : {};
   const resolved = resolvePolicy({ limit, windowMs: window, algorithm, ...burst }, 'policy');
   const counter = strategyFor(resolved);
+  if (bucket && counter instanceof ArrivalSafe) counter.countAsBucket();
   // A slow start counts requests in flight, not permits in a window: the key's own policy
   // counted every take.
   const before =

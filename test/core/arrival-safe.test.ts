@@ -389,6 +389,47 @@ describe("the server's counts of another limit", () => {
   });
 });
 
+describe('a bucket learned as one (`countAsBucket`)', () => {
+  /** A bucket of 6 found by its resets (`adopt`), its refill learned as 6 per `windowMs`. */
+  function bucket(windowMs: number) {
+    const state = new ArrivalSafe(resolvePolicy({ limit: 6, windowMs, burst: 6, ...SAFE }));
+    state.countAsBucket();
+    return state;
+  }
+
+  it('counts the GCRA of its answers, not a log of its limit per window', () => {
+    const state = bucket(120);
+    for (let i = 0; i < 6; i++) expect(state.tryAcquire(0, 1).allowed).toBe(true);
+    state.settle(60, 6);
+    // One more may arrive 20 ms after the one before from 80 on; a log would hold all six until
+    // they are a window old, at 180.
+    expect(state.tryAcquire(79, 1).allowed).toBe(false);
+    expect(state.tryAcquire(80, 1).allowed).toBe(true);
+  });
+
+  it('takes its count for its credit, lower or higher', () => {
+    // What the state it replaced had in use leaves 2: its credit, not the burst.
+    const replaced = bucket(120);
+    replaced.lowerRemaining(0, 2);
+    expect([1, 2, 3].map(() => replaced.tryAcquire(0, 1).allowed)).toEqual([true, true, false]);
+    // Learned too slow (6 per 600 ms), and drained: one permit at 200. Its count, answered at
+    // 210, says 5 of 6: 4 beside it at once, where its own refill had 1.
+    const slow = bucket(600);
+    for (let i = 0; i < 6; i++) slow.tryAcquire(0, 1);
+    slow.settle(60, 6);
+    expect(slow.tryAcquire(200, 1).allowed).toBe(true);
+    slow.settle(210, 1);
+    slow.heardRoom(210, 5, 6, 200);
+    expect([1, 2, 3, 4, 5].map(() => slow.tryAcquire(210, 1).allowed)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+    ]);
+  });
+});
+
 describe('a late pacer catches up', () => {
   it('in a page whose timers wake once a second, sends a window per second, not one request', async () => {
     const manual = createManualClock();

@@ -196,6 +196,32 @@ describe('a shallow bucket drained in bursts', () => {
   );
 });
 
+// A GCRA of 60 per second, burst 5, saying `X-RateLimit-*` with fractional Unix resets (koa-
+// ratelimit's form): its resets find it a bucket (a count of 4 of 6 and then 5 before the reset
+// passed). Counted as a log of 6 per its learned window, each permit held from its send until a
+// window after its answer: 0.41-0.46x of its rate through 5-60 ms of jitter here, 0.84-0.92x
+// 1-3 ms away. And a key that paced it slower than it refills never learned more: its counts
+// said a full bucket, which bounds no refill. Now a GCRA of the answers, its counts its credit.
+describe('a shallow bucket found by its fractional resets', () => {
+  it.each([
+    { delayMs: [1, 3], seed: 1, rate: 0.93 },
+    { delayMs: [1, 3], seed: 2, rate: 0.93 },
+    { delayMs: [1, 3], seed: 3, rate: 0.93 },
+    { delayMs: [5, 60], seed: 1, rate: 0.7 },
+    { delayMs: [5, 60], seed: 5, rate: 0.7 },
+  ] as const)(
+    'is paced as a bucket ($delayMs.1 ms, seed $seed)',
+    async ({ delayMs, seed, rate }) => {
+      const { backend, statuses } = await callGcra(
+        { limit: 60, burst: 5, dialect: 'x-ratelimit-fractional', seed, delayMs },
+        { limits: perSecond(600) },
+        300,
+      );
+      expectKeptAfterTwoWindows(backend, statuses, 60 * rate);
+    },
+  );
+});
+
 // The same GCRA told to the client as it publishes itself: `perSecond(60, { burst })`. Each
 // count names the burst, not the key's own limit of 60: lowered into the key's count of 60 per
 // second, each count of 0 held it a second (1.18-1.38x the ideal here; against the real

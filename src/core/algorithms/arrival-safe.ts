@@ -98,6 +98,11 @@ export class ArrivalSafe implements Strategy {
    * a second and a round trip, 0.93x of redis-gcra's rate at a burst of 15.
    */
   private bucketNamed = false;
+  /**
+   * A learned bucket (`countAsBucket`): counted as one named, and each count of it is its credit,
+   * since the key counts what the server says of the bucket, not a window of its own.
+   */
+  private learnedBucket = false;
 
   constructor(readonly policy: ResolvedPolicy) {
     // A hair longer than the window: a sliding-window counter refuses the request that comes
@@ -293,6 +298,27 @@ export class ArrivalSafe implements Strategy {
     if (limit !== this.policy.limit || !(sentAt > now - this.policy.windowMs)) return;
     const room = Math.floor(remaining) - this.open - this.log.countSince(sentAt);
     if (room > this.room) this.room = room;
+    if (this.learnedBucket) {
+      // A learned bucket's count is its level: room at once, not at the spacing.
+      this.lapse(now);
+      if (room > this.tokensAt(now)) {
+        this.tokens = room;
+        this.stamp = now;
+      }
+    }
+  }
+
+  /**
+   * The server is a bucket of this policy's limit, its burst (a learned one, see `adopt`): the
+   * GCRA of the answers alone counts, and each count of it is its credit (`heardRoom`,
+   * `lowerRemaining`). Counted as a log of its limit per window as well, each permit held from
+   * its send until a window after its answer, a bucket of 5 at 60 per second found by its
+   * fractional resets ran at 0.52-0.55x of its rate through 5-60 ms of jitter; and a key that
+   * paced it slower than it refills learned no faster refill, its counts all of a full bucket.
+   */
+  countAsBucket(): void {
+    this.bucketNamed = true;
+    this.learnedBucket = true;
   }
 
   withdrawCounts(): void {
@@ -355,6 +381,7 @@ export class ArrivalSafe implements Strategy {
     next.freshTaken = this.freshTaken;
     next.room = this.room;
     next.bucketNamed = this.bucketNamed;
+    next.learnedBucket = this.learnedBucket;
     next.standIns = this.standIns;
     next.standInAt = this.standInAt;
     next.standInTied = this.standInTied;
@@ -388,7 +415,12 @@ export class ArrivalSafe implements Strategy {
     // Nor may the first window's burst credit outlast what the server has left (the spacing
     // credit after it is the server's rate, which its count does not change).
     const tokens = this.tokensAt(now);
-    if (tokens > this.spacing && tokens > remaining) {
+    if (this.learnedBucket && tokens > remaining) {
+      // A bucket's count is all its credit. (Its stand-ins stay in the log: a count's room is
+      // what it says less every permit that may arrive after it, theirs among them.)
+      this.tokens = remaining;
+      if (now > this.stamp) this.stamp = now;
+    } else if (tokens > this.spacing && tokens > remaining) {
       this.tokens = remaining > this.spacing ? remaining : Math.min(tokens, this.spacing);
       if (now > this.stamp) this.stamp = now;
     }
