@@ -436,16 +436,18 @@ class LearnedPart {
   }
 
   /**
-   * The credit of a client late for its permit (`LATE_MS`), for a policy the server stated. Not
-   * for a window inferred from a reset (which may be a bucket's): its count of 0 blocks the key
-   * until that reset, and a sliding log's or a sliding-window counter's came once the spacing
-   * kept to their rate so closely (three pacers on one store, 10x generous, against simulated
-   * ones saying `X-RateLimit-*` with Unix or fractional resets: 0.98x of the rate after two
-   * windows on loopback -> 0.56-0.58x, 0.89-0.91x -> 0.59-0.73x through 5-60 ms of jitter).
+   * The credit of a client late for its permit (`LATE_MS`), of a policy stated or inferred from
+   * a reset. Kept for a stated one only before (an inferred window may be a bucket's), three
+   * processes on one Redis store, 10x generous, ran at 0.86-0.88x of the rate of the real fixed
+   * windows saying `X-RateLimit-*` through 5-60 ms of jitter (fastify, koa, rate-limiter-flexible,
+   * express-rate-limit's legacy headers; 0.94-0.95x with it) and at 0.91x straight to them
+   * (0.99-1.00x). With it alone, a simulated sliding log's count came to 0 and blocked the key
+   * until its reset, when it is empty again (0.98x of the rate on loopback -> 0.56-0.58x): such a
+   * count is the key's own now (`agreesAtZero`).
    */
   private lateMs(): number {
-    const { windowMs, limit, inferred } = this.learned;
-    return inferred === true ? 0 : lateCreditMs(windowMs / limit);
+    const { windowMs, limit } = this.learned;
+    return lateCreditMs(windowMs / limit);
   }
 
   /** The policy whose amount a request pays here (see `SharedLearned.of`). */
@@ -616,14 +618,18 @@ function assertFits(limits: Limits, cost: StoreCost): void {
 
 /**
  * Whether a server's count of 0 (of the limit `named`, in the unit whose first policy is
- * `which[0]`) agrees with the key's own count at `now`: the key counts the policy the server
- * stated of that limit (not one inferred from a reset, which may be a bucket's) and has no permit
- * to give now, blocks aside. Then the count is the key's own requests, its spacing knows when the
- * next permit frees, and the count's reset is no block: a sliding-window counter's reset is when
- * its window ends, while its room grows back at the rate (three pacers on one store, 10x
- * generous, against one stating its policy in IETF headers on loopback waited a second at each
- * count of 0: 0.57x of the rate after two windows, 0.98x so). Otherwise the count is of requests
- * the key did not count (other clients'), and its reset is when the key may go again.
+ * `which[0]`) agrees with the key's own count at `now`: the key counts the policy learned of that
+ * limit and has no permit to give now, blocks aside. Then the count is the key's own requests,
+ * its spacing knows when the next permit frees, and the count's reset is no block: a
+ * sliding-window counter's reset is when its window ends, a sliding log's when it is empty
+ * again, while their room grows back at the rate (three pacers on one store, 10x generous,
+ * against one stating its policy in IETF headers on loopback waited a second at each count of 0:
+ * 0.57x of the rate after two windows, 0.98x so). A window inferred from a reset agrees only from
+ * a window after it was learned: the requests sent before (a slow start's) are in the server's
+ * count and not in the spacing (agreed with in it, simulated fixed windows and sliding logs 1-3
+ * ms away refused one request in their first window, 1.25x -> 1.54x the ideal time, and one
+ * saying fractional resets then held the key to 0.48x of its rate). Otherwise the count is of
+ * requests the key did not count (other clients'), and its reset is when the key may go again.
  */
 function agreesAtZero(
   state: BucketState,
@@ -633,7 +639,10 @@ function agreesAtZero(
   named: number | undefined,
 ): boolean {
   const learned = state.learned?.find((each) => each.of === which[0]);
-  if (learned === undefined || learned.limit !== named || learned.inferred === true) return false;
+  if (learned === undefined || learned.limit !== named) return false;
+  // Within the window it was learned in, the server counts requests its spacing did not.
+  const { inferred, from, windowMs } = learned;
+  if (inferred === true && from !== undefined && now < from + windowMs) return false;
   return !decideAll(parts(state, limits), now, 1, false).allowed;
 }
 
@@ -857,8 +866,8 @@ function namesOwnBurst(policy: ResolvedPolicy | undefined, named: number): boole
  * Whether the key's own `policy` counts a window of `named` per `windowMs` inferred from a reset
  * already: its burst (`namesOwnBurst`), or its own limit over a window no longer (within the
  * tenth an inferred window wobbles by, as `learn` takes one for the same). Learned as well, the
- * window spaced every client by half a round trip more per window, and kept no late client's
- * credit (`LearnedPart`): three processes on one store told the published 60 per second of
+ * window spaced every client by half a round trip more per window, and then kept no late
+ * client's credit (`LearnedPart`): three processes on one store told the published 60 per second of
  * @fastify/rate-limit, koa-ratelimit or rate-limiter-flexible ran at 0.87-0.88x of it through
  * 5-60 ms of jitter, where one saying only `retry-after` ran at 0.92x. A pacer's inferred window
  * of its own limit confirms its policy the same way (`applySignal` in core/learning.ts).

@@ -139,7 +139,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
                   limit: fc.constantFrom<number>(3, 5, 6),
                   sentAt: fc.integer({ min: -120, max: 0 }),
                   // When it resets: a count of 0 blocks until then, unless the key's own count of
-                  // the stated policy agrees (`agreesAtZero`).
+                  // the learned policy agrees (`agreesAtZero`).
                   resetMs: fc.constantFrom<number>(100, 1_000),
                 },
                 { requiredKeys: ['remaining', 'limit', 'sentAt'] },
@@ -256,7 +256,8 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
           ],
           // A policy of 5 per second the server stated, spent by the key's own takes: a count of
           // 0 with a reset blocks nothing (the key's count agrees); then, inferred (of another
-          // window, so learned again), the same count blocks until its reset.
+          // window, so learned again), the same count blocks until its reset in the window it
+          // was learned in, and blocks nothing a window later.
           [
             [{ algorithm: gcra, limit: 600, windowMs: 1_000 }],
             [
@@ -264,6 +265,9 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               { ...quiet, dt: 1, count: { remaining: 0, limit: 5, sentAt: -1, resetMs: 1_000 } },
               ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 100 })),
               { ...quiet, dt: 2_000, learn: { limit: 5, windowMs: 2_000, inferred: true } },
+              { ...quiet, dt: 1, count: { remaining: 0, limit: 5, sentAt: -1, resetMs: 1_000 } },
+              ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 100 })),
+              { ...quiet, dt: 2_000 },
               { ...quiet, dt: 1, count: { remaining: 0, limit: 5, sentAt: -1, resetMs: 1_000 } },
               ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 100 })),
             ],

@@ -277,9 +277,8 @@ local function combine(ds)
   return {b[1], rem, b[3], reset, b[5], b[6]}
 end
 local FLOOR = 1 / ${AIMD.FLOOR_MS}
--- A late client's credit (LearnedPart.lateMs in bucket-state.ts): none for an inferred window.
+-- A late client's credit (LearnedPart.lateMs in bucket-state.ts).
 local function llate(l)
-  if l.inferred then return 0 end
   local spaced = l.window / l.limit
   if spaced < ${LATE_MS} then return spaced end
   return ${LATE_MS}
@@ -669,9 +668,10 @@ elseif op == 'p' then
   out = decide(costs_of(ARGV[arg]), false)
 elseif op == 'b' then
   local untilMs = now + tonumber(ARGV[arg])
-  -- A count of 0 of the stated policy the key's own count agrees with blocks nothing (agreesAtZero).
+  -- A count of 0 of the learned policy the key's own count agrees with blocks nothing (an
+  -- inferred one's from a window after it was learned: agreesAtZero).
   local named, l = tonumber(ARGV[arg + 1]) or 0, L[(tonumber(ARGV[arg + 2]) or 0) + 1]
-  if named > 0 and l and l.limit == named and not l.inferred and decision(costs_of('1'), false)[1] ~= 1 then
+  if named > 0 and l and l.limit == named and not (l.inferred and l.from and now < l.from + l.window) and decision(costs_of('1'), false)[1] ~= 1 then
     untilMs = blocked
   end
   if untilMs > blocked then
