@@ -618,18 +618,22 @@ function assertFits(limits: Limits, cost: StoreCost): void {
 
 /**
  * Whether a server's count of 0 (of the limit `named`, in the unit whose first policy is
- * `which[0]`) agrees with the key's own count at `now`: the key counts the policy learned of that
- * limit and has no permit to give now, blocks aside. Then the count is the key's own requests,
- * its spacing knows when the next permit frees, and the count's reset is no block: a
- * sliding-window counter's reset is when its window ends, a sliding log's when it is empty
- * again, while their room grows back at the rate (three pacers on one store, 10x generous,
- * against one stating its policy in IETF headers on loopback waited a second at each count of 0:
- * 0.57x of the rate after two windows, 0.98x so). A window inferred from a reset agrees only from
- * a window after it was learned: the requests sent before (a slow start's) are in the server's
- * count and not in the spacing (agreed with in it, simulated fixed windows and sliding logs 1-3
- * ms away refused one request in their first window, 1.25x -> 1.54x the ideal time, and one
- * saying fractional resets then held the key to 0.48x of its rate). Otherwise the count is of
- * requests the key did not count (other clients'), and its reset is when the key may go again.
+ * `which[0]`, answered `roundTripMs` after its request was sent) agrees with the key's own count at
+ * `now`: the key counts the policy learned of that limit and has no permit to give now, blocks
+ * aside, or took one after that request was sent (answered late, the count found the spacing due
+ * again, and blocked every client until a sliding-window counter's window ended: three pacers on
+ * one store, 10x generous, through 5-60 ms of jitter, fractional resets, 0.73-0.91x of its rate
+ * after two windows, 0.90-0.91x so). Then the count is the key's own requests, its spacing knows
+ * when the next permit frees, and the count's reset is no block: a sliding-window counter's reset
+ * is when its window ends, a sliding log's when it is empty again, while their room grows back at
+ * the rate (three pacers on one store, 10x generous, against one stating its policy in IETF headers
+ * on loopback waited a second at each count of 0: 0.57x of the rate after two windows, 0.98x so). A
+ * window inferred from a reset agrees only from a window after it was learned: the requests sent
+ * before (a slow start's) are in the server's count and not in the spacing (agreed with in it,
+ * simulated fixed windows and sliding logs 1-3 ms away refused one request in their first window,
+ * 1.25x -> 1.54x the ideal time, and one saying fractional resets then held the key to 0.48x of its
+ * rate). Otherwise the count is of requests the key did not count (other clients'), and its reset
+ * is when the key may go again.
  */
 function agreesAtZero(
   state: BucketState,
@@ -637,13 +641,15 @@ function agreesAtZero(
   now: number,
   which: readonly number[],
   named: number | undefined,
+  roundTripMs = 0,
 ): boolean {
   const learned = state.learned?.find((each) => each.of === which[0]);
   if (learned === undefined || learned.limit !== named) return false;
   // Within the window it was learned in, the server counts requests its spacing did not.
   const { inferred, from, windowMs } = learned;
   if (inferred === true && from !== undefined && now < from + windowMs) return false;
-  return !decideAll(parts(state, limits), now, 1, false).allowed;
+  if (!decideAll(parts(state, limits), now, 1, false).allowed) return true;
+  return learned.stamp > now - roundTripMs;
 }
 
 /** What `decide` would answer for one request, changing nothing. */
@@ -833,7 +839,10 @@ export function observe(
   }
   if (roundTripMs !== undefined) heardRoundTrip(state, now, which[0] as number, roundTripMs);
   // Before the count lowers anything (the Redis store's order: 'a', 'b', 'l').
-  if (blockMs > 0 && (effect.refused === true || !agreesAtZero(state, limits, now, which, limit))) {
+  if (
+    blockMs > 0 &&
+    (effect.refused === true || !agreesAtZero(state, limits, now, which, limit, roundTripMs))
+  ) {
     block(state, now + blockMs);
   }
   if (remaining !== undefined) lower(state, limits, now, remaining, which);

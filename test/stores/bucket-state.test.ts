@@ -352,10 +352,32 @@ describe('a policy learned through a store (SharedLearned)', () => {
     observe(state, limits, 1_510, { ...zero, resetMs: 990 });
     expect(peek(state, limits, 1_746, 1)).toMatchObject({ allowed: false, reason: 'rate' });
     expect(peek(state, limits, 1_747, 1).allowed).toBe(true);
-    // With a permit to give, the count is of requests it did not count: it blocks.
-    observe(state, limits, 1_747, { ...zero, resetMs: 990 });
+    // With a permit to give, a count of a request sent after its last take is of requests it
+    // did not count: it blocks.
+    observe(state, limits, 1_747, { ...zero, resetMs: 990, sentAt: -200 });
     expect(peek(state, limits, 1_747, 1)).toMatchObject({ allowed: false, reason: 'blocked' });
     expect(peek(state, limits, 2_737, 1).allowed).toBe(true);
+  });
+
+  it('takes a count of 0 answered after its next take as its own, with a permit to give again', () => {
+    // Answered a round trip late (5-60 ms each way), a count of 0 of a sliding-window counter
+    // found the spacing due again, and blocked every client until the counter's window ended.
+    const zero = { kind: 'quota', remaining: 0, limit: 4, resetMs: 800 } as const;
+    const counted = (sentAt: number) => {
+      const state = normalize(undefined, limits, 0);
+      learn(state, 0, 4, 1_000, 0, true);
+      expect(decide(state, limits, 1_500, [1], false)[0]?.allowed).toBe(true);
+      expect(decide(state, limits, 1_747, [1], false)[0]?.allowed).toBe(true);
+      observe(state, limits, 2_000, { ...zero, sentAt });
+      return state;
+    };
+    // Sent at 1_500, answered at 2_000 with a permit due again: taken since, it is its own (the
+    // key's own 1,000 a second, lowered to the count, has the next a ms on).
+    expect(peek(counted(-500), limits, 2_001, 1).allowed).toBe(true);
+    // Sent at 1_800, after its last take: not its own.
+    const after = counted(-200);
+    expect(peek(after, limits, 2_001, 1)).toMatchObject({ allowed: false, reason: 'blocked' });
+    expect(peek(after, limits, 2_800, 1).allowed).toBe(true);
   });
 
   it("is learned per unit: a tokens policy spreads a key's tokens, and the requests keep theirs", () => {

@@ -186,7 +186,8 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               const { remaining, limit, sentAt, resetMs } = step.count;
               // As the store sends them: the block of a count of 0, then the count.
               if (remaining === 0 && resetMs !== undefined) {
-                await script(key, scriptArgs('b', limits, [resetMs, limit, 0], String(now)));
+                const args = [resetMs, limit, 0, -sentAt];
+                await script(key, scriptArgs('b', limits, args, String(now)));
               }
               const args = [remaining, -sentAt, limit];
               await script(key, scriptArgs('l', limits, args, String(now)));
@@ -270,6 +271,25 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               { ...quiet, dt: 2_000 },
               { ...quiet, dt: 1, count: { remaining: 0, limit: 5, sentAt: -1, resetMs: 1_000 } },
               ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 100 })),
+            ],
+          ],
+          // A window inferred and taken from past its first: a count of 0 answered late, with a
+          // permit due again but one taken since its request was sent, blocks nothing; one of a
+          // request sent after the last take blocks until its reset.
+          [
+            [{ algorithm: gcra, limit: 600, windowMs: 1_000 }],
+            [
+              { ...quiet, learn: { limit: 5, windowMs: 1_000, inferred: true } },
+              { ...quiet, dt: 1_100 },
+              { ...quiet, dt: 205 },
+              {
+                ...quiet,
+                dt: 300,
+                count: { remaining: 0, limit: 5, sentAt: -400, resetMs: 1_000 },
+              },
+              ...Array.from({ length: 3 }, () => ({ ...quiet, dt: 100 })),
+              { ...quiet, dt: 400, count: { remaining: 0, limit: 5, sentAt: -50, resetMs: 1_000 } },
+              ...Array.from({ length: 3 }, () => ({ ...quiet, dt: 100 })),
             ],
           ],
           // Told a burst of 5 that the server names as its limit: a window of it inferred is not

@@ -19,8 +19,9 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
  * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
  * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block:
- * ms, and for a count of 0 the limit it is of (0: none) and the (0-based) first policy of its
- * unit (no block where the key's own count agrees: `agreesAtZero`); lower: the permits left,
+ * ms, and for a count of 0 the limit it is of (0: none), the (0-based) first policy of its unit
+ * and the round trip of its answer (no block where the key's own count agrees: `agreesAtZero`);
+ * lower: the permits left,
  * the round trip of the answer that said so (ms; 0: not known),
  * the limit the count is of (0: not named), then the (1-based) policies to lower, all when none;
  * learn: the limit and window the server advertised, the (0-based) first policy of its unit (0:
@@ -671,7 +672,8 @@ elseif op == 'b' then
   -- A count of 0 of the learned policy the key's own count agrees with blocks nothing (an
   -- inferred one's from a window after it was learned: agreesAtZero).
   local named, l = tonumber(ARGV[arg + 1]) or 0, L[(tonumber(ARGV[arg + 2]) or 0) + 1]
-  if named > 0 and l and l.limit == named and not (l.inferred and l.from and now < l.from + l.window) and decision(costs_of('1'), false)[1] ~= 1 then
+  local rt = tonumber(ARGV[arg + 3]) or 0
+  if named > 0 and l and l.limit == named and not (l.inferred and l.from and now < l.from + l.window) and (decision(costs_of('1'), false)[1] ~= 1 or l.s > now - rt) then
     untilMs = blocked
   end
   if untilMs > blocked then

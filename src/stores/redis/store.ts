@@ -185,7 +185,8 @@ class RedisBuckets implements RedisStore {
     // A count of 0: no block where the key's own count agrees (`agreesAtZero`), judged before
     // the count lowers it.
     if (blockMs > 0) {
-      await this.once(key, 'b', [blockMs, effect.limit ?? 0, which[0] as number], call);
+      const args = [blockMs, effect.limit ?? 0, which[0] as number, roundTripMs];
+      await this.once(key, 'b', args, call);
     }
     if (remaining !== undefined) {
       // The limit it names, if any (0: none): a count of a learned one steers it.
