@@ -673,7 +673,9 @@ elseif op == 'b' then
   -- inferred one's from a window after it was learned: agreesAtZero).
   local named, l = tonumber(ARGV[arg + 1]) or 0, L[(tonumber(ARGV[arg + 2]) or 0) + 1]
   local rt = tonumber(ARGV[arg + 3]) or 0
-  if named > 0 and l and l.limit == named and not (l.inferred and l.from and now < l.from + l.window) and (decision(costs_of('1'), false)[1] ~= 1 or l.s > now - rt) then
+  local fresh = l and l.inferred and l.from and now < l.from + l.window
+  if named > 0 and l and l.limit == named and not fresh
+      and (decision(costs_of('1'), false)[1] ~= 1 or l.s > now - rt) then
     untilMs = blocked
   end
   if untilMs > blocked then
