@@ -418,6 +418,15 @@ export function heardRoundTrip(state: BucketState, now: number, of: number, ms: 
   learned.heardAt = now;
 }
 
+/**
+ * Whether `learned` is a window past the one it was learned in at `at`: the requests sent before
+ * it was heard are in the server's count there, not in its spacing (see `SharedLearned.from`).
+ */
+function settled(learned: SharedLearned, at: number): boolean {
+  const { from, windowMs } = learned;
+  return from === undefined || at >= from + windowMs;
+}
+
 /** The shared learned policy of a state (see `SharedLearned`), with the core's decisions. */
 class LearnedPart {
   constructor(private readonly learned: SharedLearned) {}
@@ -456,9 +465,8 @@ class LearnedPart {
   }
 
   debtAt(at: number): number {
-    const { stamp, debt, windowMs, from } = this.learned;
-    const settled = from === undefined || at >= from + windowMs;
-    return debtAt(stamp, debt, at, settled ? -this.lateMs() : 0);
+    const { stamp, debt } = this.learned;
+    return debtAt(stamp, debt, at, settled(this.learned, at) ? -this.lateMs() : 0);
   }
 
   decide(now: number, cost: number, take: boolean): Decision {
@@ -646,8 +654,7 @@ function agreesAtZero(
   const learned = state.learned?.find((each) => each.of === which[0]);
   if (learned === undefined || learned.limit !== named) return false;
   // Within the window it was learned in, the server counts requests its spacing did not.
-  const { inferred, from, windowMs } = learned;
-  if (inferred === true && from !== undefined && now < from + windowMs) return false;
+  if (learned.inferred === true && !settled(learned, now)) return false;
   if (!decideAll(parts(state, limits), now, 1, false).allowed) return true;
   return learned.stamp > now - roundTripMs;
 }

@@ -21,9 +21,8 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block:
  * ms, and for a count of 0 the limit it is of (0: none), the (0-based) first policy of its unit
  * and the round trip of its answer (no block where the key's own count agrees: `agreesAtZero`);
- * lower: the permits left,
- * the round trip of the answer that said so (ms; 0: not known),
- * the limit the count is of (0: not named), then the (1-based) policies to lower, all when none;
+ * lower: the permits left, the round trip of the answer that said so (ms; 0: not known), the
+ * limit the count is of (0: not named), then the (1-based) policies to lower, all when none;
  * learn: the limit and window the server advertised, the (0-based) first policy of its unit (0:
  * the main unit), the round trip of the answer that stated it, and 1 if the window was inferred; adjust: one amount per policy
  * (negative gives back); refused: when the refused request was sent (ms from now, 0 or less),
@@ -278,6 +277,8 @@ local function combine(ds)
   return {b[1], rem, b[3], reset, b[5], b[6]}
 end
 local FLOOR = 1 / ${AIMD.FLOOR_MS}
+-- Past the window it was learned in (settled in bucket-state.ts).
+local function lsettled(l, at) return not l.from or at >= l.from + l.window end
 -- A late client's credit (LearnedPart.lateMs in bucket-state.ts).
 local function llate(l)
   local spaced = l.window / l.limit
@@ -289,7 +290,7 @@ local function ldebt(l, at)
   if not (elapsed > 0) then return l.v end
   local floor = 0
   -- From a window after it was learned.
-  if not l.from or at >= l.from + l.window then floor = -llate(l) end
+  if lsettled(l, at) then floor = -llate(l) end
   if l.v - elapsed > floor then return l.v - elapsed end
   return floor
 end
@@ -673,8 +674,7 @@ elseif op == 'b' then
   -- inferred one's from a window after it was learned: agreesAtZero).
   local named, l = tonumber(ARGV[arg + 1]) or 0, L[(tonumber(ARGV[arg + 2]) or 0) + 1]
   local rt = tonumber(ARGV[arg + 3]) or 0
-  local fresh = l and l.inferred and l.from and now < l.from + l.window
-  if named > 0 and l and l.limit == named and not fresh
+  if named > 0 and l and l.limit == named and not (l.inferred and not lsettled(l, now))
       and (decision(costs_of('1'), false)[1] ~= 1 or l.s > now - rt) then
     untilMs = blocked
   end
