@@ -128,6 +128,11 @@ export interface SharedLearned {
    */
   busyAt?: number;
   /**
+   * The count of a bucket that last cut it, until a count finds it full again: only a lower one
+   * cuts it again (shared-counts.ts).
+   */
+  cutCount?: number;
+  /**
    * Learned from a window a reset showed (or a rate), not one the server stated: only then may
    * its counts show a bucket (shared-counts.ts), as only then do a pacer's (`countsShowBucket`).
    */

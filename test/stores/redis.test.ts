@@ -255,6 +255,26 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 30 })),
             ],
           ],
+          // A bucket found and cut once per drain: a count of 2 (of 5) cuts it, the same count
+          // of a request sent after that cut does not, a lower one does, and after a full count
+          // the count of 2 cuts again.
+          [
+            [{ algorithm: gcra, limit: 600, windowMs: 1_000 }],
+            [
+              { ...quiet, learn: { limit: 5, windowMs: 1_000, inferred: true } },
+              ...Array.from({ length: 3 }, () => ({
+                ...quiet,
+                dt: 100,
+                count: { remaining: 4, limit: 5, sentAt: -30 },
+              })),
+              ...[2, 2, 2, 1, 1, 4, 2, 2].map((remaining) => ({
+                ...quiet,
+                dt: 40,
+                count: { remaining, limit: 5, sentAt: -30 },
+              })),
+              ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 100 })),
+            ],
+          ],
           // A policy of 5 per second the server stated, spent by the key's own takes: a count of
           // 0 with a reset blocks nothing (the key's count agrees); then, inferred (of another
           // window, so learned again), the same count blocks until its reset in the window it

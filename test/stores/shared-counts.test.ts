@@ -142,6 +142,31 @@ describe('heardCount', () => {
     expect(learned.windowMs).toBeCloseTo((2 * window) / COUNTED_SHARED.CUT, 9);
   });
 
+  it('cuts once per drain: a count no lower than the last cut, until a full count, keeps it', () => {
+    const learned = inferredWindow();
+    const at = fullCounts(learned, 0, 3, 100);
+    const window = learned.windowMs;
+    heardCount(learned, at + 50, 2, at + 20, 1);
+    expect(learned.windowMs).toBe(2 * window);
+    // Sent after the cut, as low as the count that cut it: the bucket refilling, no new drain.
+    heardCount(learned, at + 100, 2, at + 70, 1);
+    heardCount(learned, at + 150, 2, at + 120, 1);
+    expect(learned.windowMs).toBe(2 * window);
+    // Lower: it drains still.
+    heardCount(learned, at + 200, 1, at + 170, 1);
+    expect(learned.windowMs).toBeCloseTo((2 * window) / COUNTED_SHARED.CUT, 9);
+    // Full again (not grown: no take on time), then as low as before: a new drain.
+    delete learned.busyAt;
+    heardCount(learned, at + 250, 4, at + 220, 1);
+    const cut = learned.windowMs;
+    heardCount(learned, at + 300, 2, at + 270, 1);
+    expect(learned.windowMs).toBeCloseTo(cut / COUNTED_SHARED.CUT, 9);
+    // Read back from storage as it was.
+    const limits = [resolvePolicy({ limit: 600, windowMs: 1_000, algorithm: gcra })];
+    const state = { ...normalize(undefined, limits, 0), learned: [learned] };
+    expect(normalize(structuredClone(state), limits, at + 300).learned).toEqual([learned]);
+  });
+
   it('never passes the key own rate, nor falls below the floor', () => {
     const learned = inferredWindow();
     const at = fullCounts(learned, 0, 3, 100);
@@ -152,9 +177,12 @@ describe('heardCount', () => {
     }
     expect(learned.windowMs).toBe(500);
     let now = at + 200;
+    delete learned.busyAt;
     for (let i = 0; i < 200; i++) {
+      // Each drain (a full count between) cuts once.
       now += 10;
-      heardCount(learned, now, 0, now - 5, 1);
+      heardCount(learned, now, 4, now - 5, 1);
+      heardCount(learned, now + 5, 0, now, 1);
     }
     expect(learned.windowMs).toBe(5 * AIMD.FLOOR_MS);
   });

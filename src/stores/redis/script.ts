@@ -39,7 +39,8 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * and when it was heard: `SharedLearned` in bucket-state.ts), and once its counts are looked at
  * (shared-counts.ts) `lkN` (the full counts kept: send, count, ... joined by commas), `lcN` (when
  * they showed a bucket, or last cut it), `lnN` (its cuts), `liN` (1: its window was inferred),
- * `lbN` (its last take on time) and `lfN` (when it was learned); the rate refusals taught
+ * `lbN` (its last take on time), `lfN` (when it was learned) and `llN` (the count that last cut
+ * it); the rate refusals taught
  * (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut at), `rs` and `rv`
  * (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq` (the first of
  * those granted at), `rm` (the sample a wait taught it from), `rt` (its refusals' longest round
@@ -78,7 +79,7 @@ for i = 1, n do
   fields[#fields + 1] = 'v' .. i
 end
 local arg = 4 + n * 4
-local LEARNED_FIELDS = {'lq', 'lw', 'ls', 'lv', 'lh', 'lt', 'lk', 'lc', 'ln', 'li', 'lb', 'lf'}
+local LEARNED_FIELDS = {'lq', 'lw', 'ls', 'lv', 'lh', 'lt', 'lk', 'lc', 'ln', 'li', 'lb', 'lf', 'll'}
 for i = 1, n do
   for _, f in ipairs(LEARNED_FIELDS) do fields[#fields + 1] = f .. i end
 end
@@ -136,6 +137,7 @@ for i = 1, n do
     l.inferred = raw[at + 10] == '1'
     l.busy = tonumber(raw[at + 11])
     l.from = tonumber(raw[at + 12])
+    l.cut_count = tonumber(raw[at + 13])
     L[i] = l
   end
 end
@@ -603,6 +605,10 @@ local function heard_count(l, remaining, sent)
   local full = limit - 1
   if limit >= 5 then full = limit - 2 end
   if remaining >= full then
+    if l.cut_count then
+      l.cut_count = nil
+      changed = true
+    end
     if not l.busy or l.busy < sent - l.window / limit then return end
     local gain = ${COUNTED_SHARED.GROW}
     if cuts == 0 then gain = ${COUNTED_SHARED.FAST} end
@@ -614,10 +620,11 @@ local function heard_count(l, remaining, sent)
       l.cuts = 1
       changed = true
     end
-  else
+  elseif not l.cut_count or remaining < l.cut_count then
     local by = 1 / ${COUNTED_SHARED.CUT}
     if cuts == 0 then by = 2 end
     cut(l, by)
+    l.cut_count = remaining
   end
 end
 -- A count of limit (remaining) of a request sent at sent, of policy of (countHeard in
@@ -860,6 +867,10 @@ if changed then
           set[#set + 1] = 'lf' .. i
           set[#set + 1] = string.format('%.17g', l.from)
         else gone[#gone + 1] = 'lf' .. i end
+        if l.cut_count then
+          set[#set + 1] = 'll' .. i
+          set[#set + 1] = string.format('%.17g', l.cut_count)
+        else gone[#gone + 1] = 'll' .. i end
       end
     end
     if R then
