@@ -132,6 +132,8 @@ export interface SharedLearned {
    * cuts it again (shared-counts.ts).
    */
   cutCount?: number;
+  /** Counts of half the bucket or less in a row (shared-counts.ts, `LOW_RUN`). */
+  lowRun?: number;
   /**
    * Learned from a window a reset showed (or a rate), not one the server stated: only then may
    * its counts show a bucket (shared-counts.ts), as only then do a pacer's (`countsShowBucket`).

@@ -256,8 +256,9 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             ],
           ],
           // A bucket found and cut once per drain: a count of 2 (of 5) cuts it, the same count
-          // of a request sent after that cut does not, a lower one does, and after a full count
-          // the count of 2 cuts again.
+          // of a request sent after that cut does not, a lower one does; after a full count, a
+          // count of 2 alone does not (the jitter's), two in a row do; and as low two windows
+          // after the last cut, it is cut again.
           [
             [{ algorithm: gcra, limit: 600, windowMs: 1_000 }],
             [
@@ -267,10 +268,15 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
                 dt: 100,
                 count: { remaining: 4, limit: 5, sentAt: -30 },
               })),
-              ...[2, 2, 2, 1, 1, 4, 2, 2].map((remaining) => ({
+              ...[2, 2, 2, 1, 1, 4, 2, 4, 1, 2, 2, 2].map((remaining) => ({
                 ...quiet,
                 dt: 40,
                 count: { remaining, limit: 5, sentAt: -30 },
+              })),
+              ...[6_000, 40].map((dt) => ({
+                ...quiet,
+                dt,
+                count: { remaining: 2, limit: 5, sentAt: -30 },
               })),
               ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 100 })),
             ],

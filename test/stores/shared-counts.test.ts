@@ -142,7 +142,7 @@ describe('heardCount', () => {
     expect(learned.windowMs).toBeCloseTo((2 * window) / COUNTED_SHARED.CUT, 9);
   });
 
-  it('cuts once per drain: a count no lower than the last cut, until a full count, keeps it', () => {
+  it('cuts once per drain: a count no lower than the last cut keeps it, until a full count or two windows', () => {
     const learned = inferredWindow();
     const at = fullCounts(learned, 0, 3, 100);
     const window = learned.windowMs;
@@ -155,16 +155,44 @@ describe('heardCount', () => {
     // Lower: it drains still.
     heardCount(learned, at + 200, 1, at + 170, 1);
     expect(learned.windowMs).toBeCloseTo((2 * window) / COUNTED_SHARED.CUT, 9);
-    // Full again (not grown: no take on time), then as low as before: a new drain.
+    // Full again (not grown: no take on time), then as low as before, twice: a new drain.
     delete learned.busyAt;
     heardCount(learned, at + 250, 4, at + 220, 1);
     const cut = learned.windowMs;
     heardCount(learned, at + 300, 2, at + 270, 1);
+    expect(learned.windowMs).toBe(cut);
+    heardCount(learned, at + 350, 2, at + 320, 1);
     expect(learned.windowMs).toBeCloseTo(cut / COUNTED_SHARED.CUT, 9);
+    // As low still, sent two of its windows after that cut: it did not refill.
+    const again = learned.windowMs;
+    const late = at + 350 + COUNTED_SHARED.DRAIN_WINDOWS * again;
+    heardCount(learned, late, 2, late - 30, 1);
+    expect(learned.windowMs).toBe(again);
+    heardCount(learned, late + 40, 2, late + 10, 1);
+    expect(learned.windowMs).toBeCloseTo(again / COUNTED_SHARED.CUT, 9);
     // Read back from storage as it was.
     const limits = [resolvePolicy({ limit: 600, windowMs: 1_000, algorithm: gcra })];
     const state = { ...normalize(undefined, limits, 0), learned: [learned] };
-    expect(normalize(structuredClone(state), limits, at + 300).learned).toEqual([learned]);
+    expect(normalize(structuredClone(state), limits, late + 40).learned).toEqual([learned]);
+  });
+
+  it('past its first cut, cuts only at two low counts in a row: one is the jitter', () => {
+    const learned = inferredWindow();
+    const at = fullCounts(learned, 0, 3, 100);
+    heardCount(learned, at + 50, 2, at + 20, 1);
+    expect(learned.cuts).toBe(1);
+    const window = learned.windowMs;
+    // Full, then low, full, low: each alone.
+    delete learned.busyAt;
+    for (const [i, remaining] of [4, 2, 4, 1, 4, 0, 4].entries()) {
+      heardCount(learned, at + 100 + 50 * i, remaining, at + 70 + 50 * i, 1);
+    }
+    expect(learned.windowMs).toBe(window);
+    // Two in a row.
+    heardCount(learned, at + 450, 2, at + 420, 1);
+    expect(learned.windowMs).toBe(window);
+    heardCount(learned, at + 500, 2, at + 470, 1);
+    expect(learned.windowMs).toBeCloseTo(window / COUNTED_SHARED.CUT, 9);
   });
 
   it('never passes the key own rate, nor falls below the floor', () => {
@@ -179,10 +207,11 @@ describe('heardCount', () => {
     let now = at + 200;
     delete learned.busyAt;
     for (let i = 0; i < 200; i++) {
-      // Each drain (a full count between) cuts once.
+      // Each drain (a full count between, two low counts in a row) cuts once.
       now += 10;
       heardCount(learned, now, 4, now - 5, 1);
-      heardCount(learned, now + 5, 0, now, 1);
+      heardCount(learned, now + 2, 0, now - 3, 1);
+      heardCount(learned, now + 4, 0, now - 1, 1);
     }
     expect(learned.windowMs).toBe(5 * AIMD.FLOOR_MS);
   });

@@ -39,8 +39,8 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * and when it was heard: `SharedLearned` in bucket-state.ts), and once its counts are looked at
  * (shared-counts.ts) `lkN` (the full counts kept: send, count, ... joined by commas), `lcN` (when
  * they showed a bucket, or last cut it), `lnN` (its cuts), `liN` (1: its window was inferred),
- * `lbN` (its last take on time), `lfN` (when it was learned) and `llN` (the count that last cut
- * it); the rate refusals taught
+ * `lbN` (its last take on time), `lfN` (when it was learned), `llN` (the count that last cut
+ * it) and `lrN` (its low counts in a row); the rate refusals taught
  * (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut at), `rs` and `rv`
  * (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq` (the first of
  * those granted at), `rm` (the sample a wait taught it from), `rt` (its refusals' longest round
@@ -79,7 +79,7 @@ for i = 1, n do
   fields[#fields + 1] = 'v' .. i
 end
 local arg = 4 + n * 4
-local LEARNED_FIELDS = {'lq', 'lw', 'ls', 'lv', 'lh', 'lt', 'lk', 'lc', 'ln', 'li', 'lb', 'lf', 'll'}
+local LEARNED_FIELDS = {'lq', 'lw', 'ls', 'lv', 'lh', 'lt', 'lk', 'lc', 'ln', 'li', 'lb', 'lf', 'll', 'lr'}
 for i = 1, n do
   for _, f in ipairs(LEARNED_FIELDS) do fields[#fields + 1] = f .. i end
 end
@@ -138,6 +138,8 @@ for i = 1, n do
     l.busy = tonumber(raw[at + 11])
     l.from = tonumber(raw[at + 12])
     l.cut_count = tonumber(raw[at + 13])
+    local run = tonumber(raw[at + 14])
+    if run and run > 0 and run == math.floor(run) then l.low_run = run end
     L[i] = l
   end
 end
@@ -602,6 +604,12 @@ local function heard_count(l, remaining, sent)
   end
   if not (sent > l.counted) then return end
   local cuts = l.cuts or 0
+  local low_run = 0
+  if remaining <= limit / 2 then low_run = (l.low_run or 0) + 1 end
+  if low_run ~= (l.low_run or 0) then
+    if low_run > 0 then l.low_run = low_run else l.low_run = nil end
+    changed = true
+  end
   local full = limit - 1
   if limit >= 5 then full = limit - 2 end
   if remaining >= full then
@@ -620,7 +628,9 @@ local function heard_count(l, remaining, sent)
       l.cuts = 1
       changed = true
     end
-  elseif not l.cut_count or remaining < l.cut_count then
+  elseif (cuts == 0 or low_run >= ${COUNTED_SHARED.LOW_RUN})
+    and (not l.cut_count or remaining < l.cut_count
+      or sent > l.counted + ${COUNTED_SHARED.DRAIN_WINDOWS} * l.window) then
     local by = 1 / ${COUNTED_SHARED.CUT}
     if cuts == 0 then by = 2 end
     cut(l, by)
@@ -871,6 +881,10 @@ if changed then
           set[#set + 1] = 'll' .. i
           set[#set + 1] = string.format('%.17g', l.cut_count)
         else gone[#gone + 1] = 'll' .. i end
+        if l.low_run then
+          set[#set + 1] = 'lr' .. i
+          set[#set + 1] = string.format('%.17g', l.low_run)
+        else gone[#gone + 1] = 'lr' .. i end
       end
     end
     if R then
