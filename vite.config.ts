@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
+import { compactScriptModule } from './scripts/compact-lua.mjs';
 
 // One entry per public export path; `tsc -p tsconfig.build.json` writes the matching .d.ts files.
 const entries = {
@@ -11,7 +12,20 @@ const entries = {
   testing: resolve(import.meta.dirname, 'src/testing/index.ts'),
 };
 
+/** Ships the Redis store's Lua script without its comments and indentation (compact-lua.mjs). */
+function compactRedisScript(): Plugin {
+  return {
+    name: 'fetch-pacer:compact-redis-script',
+    transform(code, id) {
+      if (!id.replaceAll('\\', '/').endsWith('/src/stores/redis/script.ts')) return null;
+      // Lines keep their numbers: the source map stays right to the line.
+      return { code: compactScriptModule(code), map: null };
+    },
+  };
+}
+
 export default defineConfig({
+  plugins: [compactRedisScript()],
   build: {
     target: 'es2022',
     outDir: 'dist',

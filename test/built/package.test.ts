@@ -69,4 +69,42 @@ describe('the built package', () => {
       expect(() => readFileSync(new URL(`../../${types}`, import.meta.url))).not.toThrow();
     }
   });
+
+  it("ships the Redis store's Lua script without its comments", () => {
+    const built = readFileSync(new URL('../../dist/redis.js', import.meta.url), 'utf8');
+    expect(built).toContain('local key, op = KEYS[1], ARGV[1]');
+    // Compacted by the build (scripts/compact-lua.mjs): a comment line of the source's script.
+    expect(built).not.toContain('-- R: the rate refusals taught');
+  });
+
+  it.skipIf(process.env['REDIS_URL'] === undefined)(
+    'paces through its Redis store on a real Redis (REDIS_URL)',
+    async () => {
+      const { createPacer, perSecond, isRateLimitError } = await import('fetch-pacer');
+      const { redisStore } = await import('fetch-pacer/redis');
+      const { createClient } = await import('redis');
+      const client = createClient({ url: process.env['REDIS_URL'] as string });
+      await client.connect();
+      const prefix = `built-${process.pid}-${Date.now()}:`;
+      const pacer = createPacer({
+        limits: perSecond(2),
+        mode: 'reject',
+        store: redisStore({ client, prefix }),
+      });
+      try {
+        const outcomes = await Promise.allSettled(
+          [1, 2, 3].map((n) => pacer.schedule(() => n, { key: 'k' })),
+        );
+        expect(outcomes.slice(0, 2)).toEqual([
+          { status: 'fulfilled', value: 1 },
+          { status: 'fulfilled', value: 2 },
+        ]);
+        const third = outcomes[2];
+        expect(third?.status === 'rejected' && isRateLimitError(third.reason)).toBe(true);
+      } finally {
+        pacer.dispose();
+        await client.quit();
+      }
+    },
+  );
 });

@@ -31,6 +31,7 @@ import {
   restsAt,
 } from '../../src/stores/bucket-state.js';
 import { startRedisServer, useTestRedis } from '../support/redis-server.js';
+import { compactLua } from '../../scripts/compact-lua.mjs';
 import type { WorkerResult } from './redis-worker.js';
 import { gcra, slidingWindow, tokenBucket } from '../../src/index.js';
 
@@ -68,6 +69,11 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
   });
 
   /**
+   * The script as the package ships it (`npm run build` compacts it: scripts/compact-lua.mjs);
+   * the store's own tests below run the source's.
+   */
+  const shipped = compactLua(SCRIPT);
+  /**
    * One run of the script on the test's clock. The script sets its TTL from that clock, but
    * Redis expires keys on its own: PERSIST in the same transaction keeps the key until the
    * test's time says it is at rest.
@@ -77,7 +83,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
   const scriptTtl = async (key: string, args: string[]) => {
     const [reply, ttl] = await client
       .multi()
-      .eval(SCRIPT, { keys: [key], arguments: args })
+      .eval(shipped, { keys: [key], arguments: args })
       .pTTL(key)
       .persist(key)
       .exec();
