@@ -820,6 +820,13 @@ if changed then
       for k = 1, #list do texts[k] = string.format('%.17g', list[k]) end
       return table.concat(texts, ',')
     end
+    -- A field holding a number, or gone when there is none.
+    local function put(field, value)
+      if value then
+        set[#set + 1] = field
+        set[#set + 1] = string.format('%.17g', value)
+      else gone[#gone + 1] = field end
+    end
     for i = 1, n do
       set[#set + 1] = 's' .. i
       set[#set + 1] = string.format('%.17g', S[i])
@@ -857,34 +864,16 @@ if changed then
           set[#set + 1] = 'lk' .. i
           set[#set + 1] = numbers(l.highs)
         else gone[#gone + 1] = 'lk' .. i end
-        if l.counted then
-          set[#set + 1] = 'lc' .. i
-          set[#set + 1] = string.format('%.17g', l.counted)
-        else gone[#gone + 1] = 'lc' .. i end
-        if l.cuts then
-          set[#set + 1] = 'ln' .. i
-          set[#set + 1] = string.format('%.17g', l.cuts)
-        else gone[#gone + 1] = 'ln' .. i end
         if l.inferred then
           set[#set + 1] = 'li' .. i
           set[#set + 1] = '1'
         else gone[#gone + 1] = 'li' .. i end
-        if l.busy then
-          set[#set + 1] = 'lb' .. i
-          set[#set + 1] = string.format('%.17g', l.busy)
-        else gone[#gone + 1] = 'lb' .. i end
-        if l.from then
-          set[#set + 1] = 'lf' .. i
-          set[#set + 1] = string.format('%.17g', l.from)
-        else gone[#gone + 1] = 'lf' .. i end
-        if l.cut_count then
-          set[#set + 1] = 'll' .. i
-          set[#set + 1] = string.format('%.17g', l.cut_count)
-        else gone[#gone + 1] = 'll' .. i end
-        if l.low_run then
-          set[#set + 1] = 'lr' .. i
-          set[#set + 1] = string.format('%.17g', l.low_run)
-        else gone[#gone + 1] = 'lr' .. i end
+        put('lc' .. i, l.counted)
+        put('ln' .. i, l.cuts)
+        put('lb' .. i, l.busy)
+        put('lf' .. i, l.from)
+        put('ll' .. i, l.cut_count)
+        put('lr' .. i, l.low_run)
       end
     end
     if R then
