@@ -1,7 +1,8 @@
 // The Redis store's Lua script (src/stores/redis/script.ts) is written to be read: indented, with
-// a comment for every rule. The package ships it without them, a fifth of the redis entry's gzip
-// size. `npm run build` applies this to the script's template literal (vite.config.ts), and the
-// tests run the same function over the source's script against a real Redis.
+// a comment for every rule. The package ships it without them: 1.4 kB of the redis entry's 40.6 kB
+// gzip size (a sixth of the script's text). `npm run build` applies this to the script's template
+// literal (vite.config.ts), and the tests run the same function over the source's script against
+// a real Redis.
 
 /**
  * `lua` without its comment lines and indentation. Each comment line becomes an empty line, so
