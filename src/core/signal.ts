@@ -147,6 +147,11 @@ export interface ServerQuota {
   readonly windowMs?: number;
   /** `windowMs` was inferred from a reset, not stated (see `PolicySignal.inferred`). */
   readonly inferred?: boolean;
+  /**
+   * The server counts a token bucket of `limit` refilled over `windowMs` (see
+   * `PolicySignal.bucket`), not a window.
+   */
+  readonly bucket?: boolean;
 }
 
 const KINDS: ReadonlySet<string> = new Set([

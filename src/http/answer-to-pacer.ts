@@ -167,6 +167,7 @@ export function quotaForCore(
     ...(resetMs === undefined || resetMs === 0 ? {} : { resetMs }),
     resetAtMostMs,
     ...(policy !== undefined && report.windowMs === undefined ? { inferred: true } : {}),
+    ...(policy !== undefined && report.bucket === true ? { bucket: true } : {}),
     // A limit without a window (or with one too short to learn) changes nothing in the core.
     ...(policy ??
       (limit === undefined || windowMs !== undefined

@@ -78,9 +78,9 @@ export function signalOf(
   learning: boolean,
   sentAt: number | undefined,
 ): ServerSignal {
-  const { remaining, resetMs, resetAtMostMs, limit, windowMs, inferred } = quota;
+  const { remaining, resetMs, resetAtMostMs, limit, windowMs, inferred, bucket } = quota;
   if (learning && limit !== undefined && windowMs !== undefined) {
-    return { kind: 'policy', limit, windowMs, remaining, resetMs, inferred, sentAt };
+    return { kind: 'policy', limit, windowMs, remaining, resetMs, inferred, bucket, sentAt };
   }
   return learning && limit !== undefined
     ? { kind: 'quota', remaining, resetMs, resetAtMostMs, limit, sentAt }

@@ -13,6 +13,7 @@ import {
   fromAnthropic,
   fromOpenAi,
   fromShopify,
+  fromSpringCloudGateway,
   fromXRateLimit,
   fromXRateLimitDashed,
   type QuotaFields,
@@ -28,7 +29,8 @@ export type RateLimitHeaderSource =
   | 'anthropic'
   | 'x-ratelimit'
   | 'x-rate-limit'
-  | 'shopify';
+  | 'shopify'
+  | 'spring-cloud-gateway';
 
 /**
  * What a response's rate-limit headers say about the server's quota. It is a
@@ -79,12 +81,18 @@ export interface ServerQuotaReport extends ServerQuota {
  * 4. `'openai'`: `x-ratelimit-{limit,remaining,reset}-requests`, the reset a Go duration
  *    (`1s`, `6m0s`, `20ms`) until the quota is full again (`resetFull`).
  * 5. `'anthropic'`: `anthropic-ratelimit-requests-{limit,remaining,reset}`, the reset RFC 3339.
- * 6. `'x-ratelimit'`: `X-RateLimit-Limit` / `-Remaining` / `-Reset` (GitHub, Discord, Jira,
- *    Reddit); GitHub's `-Used` gives a missing remaining (`limit - used`), Reddit's a missing
- *    limit (`used + remaining`); Discord's `-Reset-After` is the precise reset; `-Resource` or
- *    `-Bucket` names the policy; counts may be decimal (Reddit's `575.0`).
- * 7. `'x-rate-limit'`: X's `x-rate-limit-limit` / `-remaining` / `-reset` (Unix seconds).
- * 8. `'shopify'`: `X-Shopify-Shop-Api-Call-Limit: 32/40` (used/limit, no reset).
+ * 6. `'spring-cloud-gateway'`: `X-RateLimit-Remaining` beside `-Replenish-Rate`,
+ *    `-Burst-Capacity` and `-Requested-Tokens` (Spring Cloud Gateway's `RedisRateLimiter`): a
+ *    `bucket` its own, refilled once a second, always admits (see `fromSpringCloudGateway`).
+ *    A remaining of -1 (Redis down) reports nothing.
+ * 7. `'x-ratelimit'`: `X-RateLimit-Limit` / `-Remaining` / `-Reset` (GitHub, Discord, Jira,
+ *    Reddit, Envoy); GitHub's `-Used` gives a missing remaining (`limit - used`), Reddit's a
+ *    missing limit (`used + remaining`); Discord's `-Reset-After` is the precise reset;
+ *    `-Resource` or `-Bucket` names the policy; counts may be decimal (Reddit's `575.0`). A limit
+ *    with draft-03's quota policies (Envoy's and Limitador's `DRAFT_VERSION_03`:
+ *    `10, 10;w=1, 1000;w=3600`) is its first member, its window the policy of that quota's.
+ * 8. `'x-rate-limit'`: X's `x-rate-limit-limit` / `-remaining` / `-reset` (Unix seconds).
+ * 9. `'shopify'`: `X-Shopify-Shop-Api-Call-Limit: 32/40` (used/limit, no reset).
  *
  * Token quotas (OpenAI's `-tokens`, Anthropic's token families) are another unit: see
  * `readServerAnswer`.
@@ -135,21 +143,45 @@ function quotaOf(
   if (ietf !== undefined) return ietf;
   for (const [source, read] of VENDORS) {
     const fields = read(headers, nowEpochMs);
+    if (fields === null) return undefined;
     if (fields !== undefined) return report(source, fields);
   }
   return undefined;
 }
 
-/** The other families, in the order they are tried (see `vendor-headers.ts`). */
+/**
+ * The other families, in the order they are tried (see `vendor-headers.ts`): `undefined` is not
+ * this family, `null` is this family saying nothing usable, which no later family reads.
+ */
 const VENDORS: ReadonlyArray<
-  readonly [RateLimitHeaderSource, (headers: Headers, now: number) => QuotaFields | undefined]
+  readonly [
+    RateLimitHeaderSource,
+    (headers: Headers, now: number) => QuotaFields | null | undefined,
+  ]
 > = [
   ['openai', fromOpenAi],
   ['anthropic', fromAnthropic],
-  ['x-ratelimit', fromXRateLimit],
+  ['spring-cloud-gateway', fromSpringCloudGateway],
+  ['x-ratelimit', fromXRateLimitPolicies],
   ['x-rate-limit', fromXRateLimitDashed],
   ['shopify', fromShopify],
 ];
+
+/**
+ * `X-RateLimit-*` (see `fromXRateLimit`) whose limit is a list of draft-03's quota policies, as
+ * Envoy's rate limit filter and Kuadrant's Limitador send them (`x-ratelimit-limit: 10,
+ * 10;w=1;name="per-ip", 1000;w=3600`): the first member is the limit, and the policy of the
+ * same quota says its window, as in `RateLimit-Limit` up to draft-02 (`fromDraft6`).
+ */
+function fromXRateLimitPolicies(headers: Headers, nowEpochMs: number): QuotaFields | undefined {
+  const fields = fromXRateLimit(headers, nowEpochMs);
+  if (fields === undefined || fields.limit !== undefined) return fields;
+  const limits = listOf(headers, 'x-ratelimit-limit');
+  const limit = nonNegative(integerMember(limits[0]));
+  return limit === undefined
+    ? fields
+    : { ...fields, limit, windowMs: windowForQuota(limits, limit) };
+}
 
 /** One `RateLimit` item: the draft calls it a service limit. */
 interface ServiceLimit {

@@ -6,6 +6,7 @@
  * throws; a malformed field is ignored alone.
  */
 import {
+  MAX_DELAY_MS,
   MAX_NUMBER_TEXT,
   parseGoDuration,
   type ReadDelay,
@@ -24,6 +25,7 @@ export interface QuotaFields {
   policy?: string | undefined;
   resetPrecisionMs?: number | undefined;
   resetFull?: true | undefined;
+  bucket?: true | undefined;
 }
 
 /**
@@ -123,6 +125,41 @@ export function fromXRateLimit(headers: Headers, nowEpochMs: number): QuotaField
 /** X (Twitter): `x-rate-limit-limit` / `-remaining` / `-reset` (Unix seconds). */
 export function fromXRateLimitDashed(headers: Headers, now: number): QuotaFields | undefined {
   return family(headers, now, 'x-rate-limit-', '', legacyReset);
+}
+
+/**
+ * Spring Cloud Gateway's `RedisRateLimiter` (Stripe's token bucket, in Redis): the tokens left
+ * (`X-RateLimit-Remaining`), the tokens added per second (`-Replenish-Rate`), the bucket's size
+ * (`-Burst-Capacity`) and a request's cost (`-Requested-Tokens`), on every answer; its 429 says
+ * nothing else. Its script reads Redis' clock in whole seconds, so a second's tokens all come
+ * when it begins, at a phase the client cannot know: a bucket refilled continuously at the same
+ * rate gets ahead of it by up to a second's refill less one request, so it is that much shallower
+ * (`burst`, and its count as much lower), and then never ahead: the doc's bucket of 20 refilled
+ * 10 a second is one of 11. A shallower one, under a second's refill (the doc's steady rate, a
+ * bucket of one second's refill, is one of 1), is a window of whole seconds the refill covers
+ * instead: counted arrival-safe, a bucket's permits each wait for the answer before them when
+ * the burst is spent, and one of 1 ran at 0.64x of the rate through 5-60 ms of jitter each way,
+ * a window at 0.94x. `null` for a remaining of -1: Redis failed and the gateway let the request
+ * through, knowing nothing.
+ */
+export function fromSpringCloudGateway(headers: Headers): QuotaFields | null | undefined {
+  const rate = count(headers.get('x-ratelimit-replenish-rate'), 1);
+  if (rate === undefined) return undefined;
+  const tokens = count(headers.get('x-ratelimit-remaining'), 0);
+  if (tokens === undefined) return null;
+  const cost = count(headers.get('x-ratelimit-requested-tokens'), 1) ?? 1;
+  const capacity = count(headers.get('x-ratelimit-burst-capacity'), 0) ?? rate;
+  const burst = Math.floor((capacity - rate + 1) / cost);
+  if (burst * cost >= rate) {
+    const ahead = Math.max(0, Math.floor((tokens - rate + 1) / cost));
+    const windowMs = Math.min(((burst * cost) / rate) * 1000, MAX_DELAY_MS);
+    return { remaining: Math.min(ahead, burst), limit: burst, windowMs, bucket: true };
+  }
+  const seconds = Math.ceil(cost / rate);
+  const limit = Math.floor(Math.min(seconds * rate, capacity) / cost);
+  const remaining = Math.min(Math.floor(tokens / cost), limit);
+  const windowMs = Math.min(seconds * 1000, MAX_DELAY_MS);
+  return limit > 0 ? { remaining, limit, windowMs } : { remaining };
 }
 
 /**

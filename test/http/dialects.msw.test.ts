@@ -71,6 +71,7 @@ describe.each(DIALECTS.map((dialect) => [dialect.name, dialect] as const))(
         lost: result.lost,
         refusals: result.refusals,
         sent: result.sent,
+        makespan: result.makespan,
       });
       expect(result.lost).toBe(0);
       // Every call got through once; the rest of the wire was refusals, each waited out.
@@ -141,5 +142,36 @@ describe('a whole-second Unix X-RateLimit-Reset on a 1 s window (rate-limiter-fl
     // 7,160 ms, and refused through jitter. Rounded-up resets made it 1.84x.
     expect(ignored.makespan).toBeLessThanOrEqual(7 * (1_000 + 2 * ONE_WAY_MS) + 160);
     expect(read.makespan / ignored.makespan).toBeLessThan(1.05);
+  });
+});
+
+describe("Spring Cloud Gateway's bucket of 20, refilled 10 at each of Redis' whole seconds", () => {
+  const dialect = DIALECTS.find(
+    (d) => d.name === 'Spring Cloud Gateway (Replenish-Rate)',
+  ) as Dialect;
+
+  it('paces a bucket its headers describe: no refusal, at its rate', async () => {
+    const result = await run80(dialect, { limits: { limit: 100, windowMs: 1000 } });
+    expect(result.lost).toBe(0);
+    // Unread (`X-RateLimit-Remaining` alone, a 429 with nothing else), the slow start's burst and
+    // the rate its refusals taught earned 6 refusals.
+    expect(result.refusals).toBe(0);
+    // A bucket of 11 refilled 10 a second (as deep as one that is never ahead of the whole-second
+    // refill): the last of 80 calls 6.9 s in, and a round trip. The server's best is 6 s (its 20,
+    // then 10 a second), 6.2 s unread.
+    expect(result.makespan).toBeLessThan((6_900 + 2 * ONE_WAY_MS) * 1.02);
+  });
+});
+
+describe("Envoy's draft-03 limit with its quota policy (`10, 10;w=1`), windows of the wall clock", () => {
+  const dialect = DIALECTS.find((d) => d.name === 'Envoy (draft-03 x-ratelimit)') as Dialect;
+
+  it('learns the window the policy states: no refusal', async () => {
+    const result = await run80(dialect, { limits: { limit: 100, windowMs: 1000 } });
+    expect(result.lost).toBe(0);
+    // Unread (the limit no number), one refusal.
+    expect(result.refusals).toBe(0);
+    // 8 windows of 10, each permit counted until its answer and then a window: 8 x 1,040 ms.
+    expect(result.makespan).toBeLessThanOrEqual(8 * (1_000 + 2 * ONE_WAY_MS));
   });
 });

@@ -170,3 +170,112 @@ describe('X-RateLimit-*', () => {
     expect(parse(headers)).toBeUndefined();
   });
 });
+
+describe("X-RateLimit-Limit with draft-03's quota policies (Envoy, Limitador)", () => {
+  it.each([
+    [
+      "Envoy's list: the first member, the window of its quota's policy",
+      '10, 10;w=1;name="per-ip", 1000;w=3600',
+      { limit: 10, windowMs: 1000 },
+    ],
+    ['a policy of another quota only: the limit alone', '10, 1000;w=3600', { limit: 10 }],
+    ['the limit with its own window', '10;w=60', { limit: 10, windowMs: 60_000 }],
+    ['a first member that is no integer: nothing', '"10", 10;w=1', {}],
+    ['a negative limit: nothing', '-10, -10;w=1', {}],
+    ['a list that is no structured field: nothing', '10, 10;w=1;;', {}],
+  ] as Array<[string, string, object]>)('reads %s', (_case, limit, expected) => {
+    const report = parse({
+      'x-ratelimit-limit': limit,
+      'x-ratelimit-remaining': '3',
+      'x-ratelimit-reset': '1',
+    });
+    expect(report).toEqual({ remaining: 3, resetMs: 1000, ...expected, source: 'x-ratelimit' });
+  });
+});
+
+describe("Spring Cloud Gateway's RedisRateLimiter", () => {
+  function scg(remaining: string, rate: string, capacity?: string, cost?: string) {
+    return parse({
+      'x-ratelimit-remaining': remaining,
+      'x-ratelimit-replenish-rate': rate,
+      ...(capacity === undefined ? {} : { 'x-ratelimit-burst-capacity': capacity }),
+      ...(cost === undefined ? {} : { 'x-ratelimit-requested-tokens': cost }),
+    });
+  }
+  const source = 'spring-cloud-gateway';
+
+  it("reads a bucket a second's refill shallower, its count as much lower", () => {
+    // The doc's 10 a second, bursts of 20: never ahead of the whole-second refill.
+    expect(scg('20', '10', '20', '1')).toEqual({
+      remaining: 11,
+      limit: 11,
+      windowMs: 1100,
+      bucket: true,
+      source,
+    });
+    expect(scg('12', '10', '20')).toEqual({
+      remaining: 3,
+      limit: 11,
+      windowMs: 1100,
+      bucket: true,
+      source,
+    });
+    expect(scg('5', '10', '20')).toMatchObject({ remaining: 0, limit: 11 });
+    // 1 token a second, 5 a request, a bucket of 5: one request per 5 s, at once.
+    expect(scg('4', '1', '5', '5')).toEqual({
+      remaining: 0,
+      limit: 1,
+      windowMs: 5000,
+      bucket: true,
+      source,
+    });
+    // Requests of 60 tokens refilled 1 a second, a bucket of 60: one request a minute.
+    expect(scg('60', '1', '60', '60')).toEqual({
+      remaining: 1,
+      limit: 1,
+      windowMs: 60_000,
+      bucket: true,
+      source,
+    });
+  });
+
+  it("reads a bucket under a second's refill deep as a window of whole seconds", () => {
+    // The doc's steady rate: a bucket of one second's refill.
+    expect(scg('7', '10', '10')).toEqual({ remaining: 7, limit: 10, windowMs: 1000, source });
+    // 3 tokens a second, 2 a request, a bucket of 3: one request a second, covered.
+    expect(scg('3', '3', '3', '2')).toEqual({ remaining: 1, limit: 1, windowMs: 1000, source });
+    // Without a capacity, a bucket of one second's refill.
+    expect(scg('9', '10')).toEqual({ remaining: 9, limit: 10, windowMs: 1000, source });
+  });
+
+  it('reads a bucket too small for any request as a count alone', () => {
+    expect(scg('0', '10', '0')).toEqual({ remaining: 0, source });
+    expect(scg('3', '1', '3', '5')).toEqual({ remaining: 0, source });
+  });
+
+  it("reads nothing for Redis down (-1): no count of 0, and not the X-RateLimit family's", () => {
+    expect(scg('-1', '10', '20', '1')).toBeUndefined();
+    expect(scg('n/a', '10', '20', '1')).toBeUndefined();
+  });
+
+  it('is the X-RateLimit family without a replenish rate of at least 1', () => {
+    expect(scg('4', '0', '20')).toEqual({ remaining: 4, source: 'x-ratelimit' });
+    expect(scg('4', 'fast', '20')).toEqual({ remaining: 4, source: 'x-ratelimit' });
+  });
+
+  it('keeps huge settings finite and its policy within what a pacer learns', () => {
+    const report = scg('9'.repeat(15), '9'.repeat(15), '9'.repeat(15), '1');
+    expect(report?.source).toBe(source);
+    for (const value of [report?.remaining, report?.limit, report?.windowMs]) {
+      expect(Number.isFinite(value)).toBe(true);
+    }
+    // A capacity past 15 digits is none: a bucket of one second's refill, 1 a second.
+    expect(scg('1', '1', '9'.repeat(400))).toEqual({
+      remaining: 1,
+      limit: 1,
+      windowMs: 1000,
+      bucket: true,
+      source,
+    });
+  });
+});

@@ -78,6 +78,19 @@ describe('hostile headers cost linear time and never throw', () => {
         expect(parseRateLimitHeaders(headers, NOW)).toBeUndefined();
         expect(answer?.quota).toBeUndefined();
       }
+      // Beside a count: Envoy's limit (a list of policies), Spring Cloud Gateway's settings.
+      const settings = [
+        'x-ratelimit-limit',
+        'x-ratelimit-replenish-rate',
+        'x-ratelimit-burst-capacity',
+        'x-ratelimit-requested-tokens',
+      ];
+      for (const name of settings) {
+        const headers = new Headers({ 'x-ratelimit-remaining': '2', [name]: value });
+        const report = parseRateLimitHeaders(headers, NOW);
+        if (value.trim() !== '1') expect(report).toEqual({ remaining: 2, source: 'x-ratelimit' });
+        else expect(report?.remaining).toBeGreaterThan(0);
+      }
     },
   );
 });
@@ -104,6 +117,7 @@ describe('readServerAnswer on arbitrary headers (property)', () => {
     '"a";q=999999999999999;w=999999999999',
     '"a";r=0;t=5',
     'limit=3, remaining=0, reset=1',
+    '10, 10;w=1;name="per-ip", 1000;w=3600',
   );
   const value = fc.oneof(
     fc.array(fragments, { maxLength: 6 }).map((parts) => parts.join('')),
@@ -120,6 +134,9 @@ describe('readServerAnswer on arbitrary headers (property)', () => {
     'x-ratelimit-reset',
     'x-ratelimit-reset-after',
     'x-ratelimit-used',
+    'x-ratelimit-replenish-rate',
+    'x-ratelimit-burst-capacity',
+    'x-ratelimit-requested-tokens',
     'x-ratelimit-limit-requests',
     'x-ratelimit-remaining-requests',
     'x-ratelimit-reset-requests',

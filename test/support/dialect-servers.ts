@@ -64,6 +64,50 @@ function traefikBucket(average: number, burst: number): Model {
   };
 }
 
+/**
+ * envoyproxy/ratelimit's fixed windows (the service behind Envoy's global rate limit filter):
+ * one count per window of the wall clock's `windowMs`, aligned to it (its cache key is the unit
+ * times the whole units since the epoch), every hit counted, refused ones too.
+ */
+export function alignedWindow(limit: number, windowMs: number): Model {
+  let count = 0;
+  let index = Number.NEGATIVE_INFINITY;
+  return (at) => {
+    const wall = EPOCH + at;
+    const current = Math.floor(wall / windowMs);
+    if (current !== index) {
+      index = current;
+      count = 0;
+    }
+    count++;
+    const resetMs = (current + 1) * windowMs - wall;
+    const ok = count <= limit;
+    return { ok, remaining: Math.max(0, limit - count), nextMs: ok ? 0 : resetMs, resetMs };
+  };
+}
+
+/**
+ * Spring Cloud Gateway's `RedisRateLimiter` (`META-INF/scripts/request_rate_limiter.lua`,
+ * https://github.com/spring-cloud/spring-cloud-gateway): a bucket of `capacity` tokens that
+ * Redis' `TIME` in whole seconds refills, `rate` tokens for each second passed since the last
+ * request, a request taking one token.
+ */
+export function wholeSecondBucket(rate: number, capacity: number): Model {
+  let tokens = capacity;
+  let refreshed = 0;
+  return (at) => {
+    const wall = EPOCH + at;
+    const now = Math.floor(wall / 1000);
+    tokens = Math.min(capacity, tokens + Math.max(0, now - refreshed) * rate);
+    refreshed = now;
+    const ok = tokens >= 1;
+    if (ok) tokens -= 1;
+    const nextMs = ok ? 0 : (now + 1) * 1000 - wall;
+    const resetMs = (Math.ceil((capacity - tokens) / rate) + now) * 1000 - wall;
+    return { ok, remaining: tokens, nextMs, resetMs };
+  };
+}
+
 /** What a dialect answers: the headers of an admitted request, the whole refusal otherwise. */
 interface Reply {
   readonly status?: number;
@@ -321,7 +365,43 @@ export const DIALECTS: readonly Dialect[] = [
       },
     }),
   },
+  {
+    // Envoy Gateway's global rate limit (Envoy's rate limit filter, `enable_x_ratelimit_headers:
+    // DRAFT_VERSION_03`, ratelimit_headers.cc): the limit with its quota policy, the count, the
+    // whole seconds to the window's end; its 429 says `x-envoy-ratelimited` too, no Retry-After.
+    name: 'Envoy (draft-03 x-ratelimit)',
+    doc: 'https://gateway.envoyproxy.io/docs/tasks/traffic/global-rate-limit/',
+    model: () => alignedWindow(10, 1000),
+    admitted: (a) => envoy(a),
+    refused: (a) => ({ headers: { 'x-envoy-ratelimited': 'true', ...envoy(a) } }),
+  },
+  {
+    // Spring Cloud Gateway's RedisRateLimiter, the doc's replenishRate 10, burstCapacity 20:
+    // the tokens left and the bucket's settings on every answer; a 429 with nothing else.
+    name: 'Spring Cloud Gateway (Replenish-Rate)',
+    doc: 'https://docs.spring.io/spring-cloud-gateway/reference/spring-cloud-gateway-server-webflux/gatewayfilter-factories/requestratelimiter-factory.html',
+    model: () => wholeSecondBucket(10, 20),
+    admitted: (a) => springCloudGateway(a),
+    refused: (a) => ({ headers: springCloudGateway(a) }),
+  },
 ];
+
+function envoy(a: Admission): Record<string, string> {
+  return {
+    'x-ratelimit-limit': '10, 10;w=1',
+    'x-ratelimit-remaining': String(a.remaining),
+    'x-ratelimit-reset': String(sec(a.resetMs)),
+  };
+}
+
+function springCloudGateway(a: Admission): Record<string, string> {
+  return {
+    'X-RateLimit-Remaining': String(a.remaining),
+    'X-RateLimit-Replenish-Rate': '10',
+    'X-RateLimit-Burst-Capacity': '20',
+    'X-RateLimit-Requested-Tokens': '1',
+  };
+}
 
 function github(a: Admission, wall: number, limit: number): Record<string, string> {
   return {
