@@ -108,6 +108,56 @@ export function wholeSecondBucket(rate: number, capacity: number): Model {
   };
 }
 
+/** An admission of Kong's, with each period's limit and count (`X-RateLimit-*-<Period>`). */
+interface KongAdmission extends Admission {
+  /** The limit of the period the draft-6 fields report. */
+  readonly limit: number;
+  readonly periods: ReadonlyArray<readonly [string, number, number]>;
+}
+
+/**
+ * Kong's rate-limiting plugin (`kong/plugins/rate-limiting/handler.lua`, the `local` policy,
+ * https://github.com/Kong/kong): a fixed window of the clock per configured period, admitted
+ * requests counted in each; a request over any period's limit is refused, and counted in none.
+ * Draft-6's fields report the period with the fewest left (the longer of a tie), its reset the
+ * whole seconds to its window's end, at least 1.
+ */
+export function kongWindows(limits: ReadonlyArray<readonly [string, number, number]>): Model {
+  const usage = limits.map(() => ({ index: Number.NEGATIVE_INFINITY, count: 0 }));
+  return (at) => {
+    const wall = EPOCH + at;
+    usage.forEach((u, i) => {
+      const index = Math.floor(wall / (limits[i] as readonly [string, number, number])[2]);
+      if (index !== u.index) Object.assign(u, { index, count: 0 });
+    });
+    const stop = limits.findIndex(([, limit], i) => (usage[i]?.count ?? 0) >= limit);
+    const ok = stop < 0;
+    let chosen = -1;
+    let left = Number.POSITIVE_INFINITY;
+    const periods = limits.map(([name, limit, ms], i) => {
+      const used = (usage[i]?.count ?? 0) + (ok || stop === i ? 1 : 0);
+      const remaining = Math.max(0, limit - used);
+      if (remaining < left || (remaining === left && ms > (limits[chosen]?.[2] ?? 0))) {
+        chosen = i;
+        left = remaining;
+      }
+      return [name, limit, remaining] as const;
+    });
+    if (ok) for (const u of usage) u.count++;
+    const [, limit, ms] = limits[chosen] as readonly [string, number, number];
+    const resetMs = ((usage[chosen]?.index ?? 0) + 1) * ms - wall;
+    const admission: KongAdmission = {
+      ok,
+      remaining: left,
+      nextMs: ok ? 0 : resetMs,
+      resetMs,
+      limit,
+      periods,
+    };
+    return admission;
+  };
+}
+
 /** What a dialect answers: the headers of an admitted request, the whole refusal otherwise. */
 interface Reply {
   readonly status?: number;
@@ -376,6 +426,22 @@ export const DIALECTS: readonly Dialect[] = [
     refused: (a) => ({ headers: { 'x-envoy-ratelimited': 'true', ...envoy(a) } }),
   },
   {
+    // Kong's rate-limiting plugin, `second: 10, minute: 60`: draft-6 fields of the period with
+    // the fewest left, each period's own as X-RateLimit-*-<Period>, Retry-After on a 429.
+    name: 'Kong (X-RateLimit-Limit-Minute)',
+    doc: 'https://developer.konghq.com/plugins/rate-limiting/',
+    model: () =>
+      kongWindows([
+        ['second', 10, 1000],
+        ['minute', 60, 60_000],
+      ]),
+    admitted: (a) => kong(a as KongAdmission),
+    refused: (a) => ({
+      headers: { 'retry-after': String(Math.max(1, sec(a.resetMs))), ...kong(a as KongAdmission) },
+      body: { message: 'API rate limit exceeded' },
+    }),
+  },
+  {
     // Spring Cloud Gateway's RedisRateLimiter, the doc's replenishRate 10, burstCapacity 20:
     // the tokens left and the bucket's settings on every answer; a 429 with nothing else.
     name: 'Spring Cloud Gateway (Replenish-Rate)',
@@ -392,6 +458,20 @@ function envoy(a: Admission): Record<string, string> {
     'x-ratelimit-remaining': String(a.remaining),
     'x-ratelimit-reset': String(sec(a.resetMs)),
   };
+}
+
+function kong(a: KongAdmission): Record<string, string> {
+  const headers: Record<string, string> = {
+    'ratelimit-limit': String(a.limit),
+    'ratelimit-remaining': String(a.remaining),
+    'ratelimit-reset': String(Math.max(1, sec(a.resetMs))),
+  };
+  for (const [name, limit, remaining] of a.periods) {
+    const period = name[0]?.toUpperCase() + name.slice(1);
+    headers[`x-ratelimit-limit-${period}`] = String(limit);
+    headers[`x-ratelimit-remaining-${period}`] = String(remaining);
+  }
+  return headers;
 }
 
 function springCloudGateway(a: Admission): Record<string, string> {
