@@ -11,6 +11,7 @@ import {
 import {
   definedFields,
   fromAnthropic,
+  fromHubSpot,
   fromOpenAi,
   fromShopify,
   fromSpringCloudGateway,
@@ -30,7 +31,8 @@ export type RateLimitHeaderSource =
   | 'x-ratelimit'
   | 'x-rate-limit'
   | 'shopify'
-  | 'spring-cloud-gateway';
+  | 'spring-cloud-gateway'
+  | 'hubspot';
 
 /**
  * What a response's rate-limit headers say about the server's quota. It is a
@@ -93,6 +95,7 @@ export interface ServerQuotaReport extends ServerQuota {
  *    `10, 10;w=1, 1000;w=3600`) is its first member, its window the policy of that quota's.
  * 8. `'x-rate-limit'`: X's `x-rate-limit-limit` / `-remaining` / `-reset` (Unix seconds).
  * 9. `'shopify'`: `X-Shopify-Shop-Api-Call-Limit: 32/40` (used/limit, no reset).
+ * 10. `'hubspot'`: `X-HubSpot-RateLimit-Max` per `-Interval-Milliseconds`, `-Remaining`.
  *
  * Token quotas (OpenAI's `-tokens`, Anthropic's token families) are another unit: see
  * `readServerAnswer`.
@@ -165,6 +168,7 @@ const VENDORS: ReadonlyArray<
   ['x-ratelimit', fromXRateLimitPolicies],
   ['x-rate-limit', fromXRateLimitDashed],
   ['shopify', fromShopify],
+  ['hubspot', fromHubSpot],
 ];
 
 /**

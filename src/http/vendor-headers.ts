@@ -163,6 +163,22 @@ export function fromSpringCloudGateway(headers: Headers): QuotaFields | null | u
 }
 
 /**
+ * HubSpot: `X-HubSpot-RateLimit-Max` requests per `-Interval-Milliseconds` (a rolling window of
+ * 10 s), `-Remaining` of them; no reset, and a 429 that says only its `policyName` in the body.
+ * (`-Daily` and `-Secondly` are other limits, and the latter is deprecated.)
+ */
+export function fromHubSpot(headers: Headers): QuotaFields | undefined {
+  const remaining = count(headers.get('x-hubspot-ratelimit-remaining'));
+  if (remaining === undefined) return undefined;
+  const windowMs = count(headers.get('x-hubspot-ratelimit-interval-milliseconds'), 1);
+  return {
+    remaining: Math.max(0, remaining),
+    limit: count(headers.get('x-hubspot-ratelimit-max'), 0),
+    windowMs: windowMs === undefined ? undefined : Math.min(windowMs, MAX_DELAY_MS),
+  };
+}
+
+/**
  * OpenAI: `x-ratelimit-limit-requests`, `-remaining-requests`, `-reset-requests` (a Go duration
  * until the quota is full again: a bucket, so `resetFull`).
  */

@@ -175,3 +175,16 @@ describe("Envoy's draft-03 limit with its quota policy (`10, 10;w=1`), windows o
     expect(result.makespan).toBeLessThanOrEqual(8 * (1_000 + 2 * ONE_WAY_MS));
   });
 });
+
+describe("HubSpot's rolling window, stated in X-HubSpot-RateLimit-Interval-Milliseconds", () => {
+  const dialect = DIALECTS.find((d) => d.name === 'HubSpot (Interval-Milliseconds)') as Dialect;
+
+  it('learns the window its headers state: no refusal', async () => {
+    const result = await run80(dialect, { limits: { limit: 100, windowMs: 1000 } });
+    expect(result.lost).toBe(0);
+    // Unread (its 429 says no wait), AIMD found the rate by its refusals: 19 of them.
+    expect(result.refusals).toBe(0);
+    // 4 windows of 20, each permit counted until its answer and then a window: 4 x 2,040 ms.
+    expect(result.makespan).toBeLessThanOrEqual(4 * (2_000 + 2 * ONE_WAY_MS));
+  });
+});

@@ -279,3 +279,31 @@ describe("Spring Cloud Gateway's RedisRateLimiter", () => {
     });
   });
 });
+
+describe('HubSpot', () => {
+  it.each([
+    [
+      'the limit per its interval in ms',
+      { max: '100', remaining: '97', interval: '10000' },
+      { remaining: 97, limit: 100, windowMs: 10_000 },
+    ],
+    ['a count alone', { remaining: '3' }, { remaining: 3 }],
+    ['a negative count as 0', { max: '100', remaining: '-2' }, { remaining: 0, limit: 100 }],
+    ['an interval of 0: none', { remaining: '3', interval: '0' }, { remaining: 3 }],
+    [
+      'an interval past a year: a year',
+      { remaining: '3', interval: '9'.repeat(15) },
+      {
+        remaining: 3,
+        windowMs: MAX_DELAY_MS,
+      },
+    ],
+  ] as Array<[string, Record<string, string>, object]>)('reads %s', (_case, fields, expected) => {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(fields)) {
+      headers[`x-hubspot-ratelimit-${name === 'interval' ? 'interval-milliseconds' : name}`] =
+        value;
+    }
+    expect(parse(headers)).toEqual({ ...expected, source: 'hubspot' });
+  });
+});

@@ -64,6 +64,7 @@ describe('hostile headers cost linear time and never throw', () => {
         'anthropic-ratelimit-requests-reset',
         'x-rate-limit-remaining',
         'x-shopify-shop-api-call-limit',
+        'x-hubspot-ratelimit-remaining',
         'retry-after',
         'retry-after-ms',
         'x-retry-in',
@@ -148,6 +149,9 @@ describe('readServerAnswer on arbitrary headers (property)', () => {
     'x-rate-limit-remaining',
     'x-rate-limit-reset',
     'x-shopify-shop-api-call-limit',
+    'x-hubspot-ratelimit-remaining',
+    'x-hubspot-ratelimit-max',
+    'x-hubspot-ratelimit-interval-milliseconds',
   ];
   const body = fc.oneof(
     fc.constant(undefined),

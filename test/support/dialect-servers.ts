@@ -108,6 +108,18 @@ export function wholeSecondBucket(rate: number, capacity: number): Model {
   };
 }
 
+/** A rolling window (a sliding log) of `limit` per `windowMs`; refusals not counted. */
+export function rollingWindow(limit: number, windowMs: number): Model {
+  const log: number[] = [];
+  return (at) => {
+    while (log.length > 0 && (log[0] as number) <= at - windowMs) log.shift();
+    const ok = log.length < limit;
+    if (ok) log.push(at);
+    const resetMs = log.length > 0 ? (log[0] as number) + windowMs - at : 0;
+    return { ok, remaining: limit - log.length, nextMs: ok ? 0 : resetMs, resetMs };
+  };
+}
+
 /** An admission of Kong's, with each period's limit and count (`X-RateLimit-*-<Period>`). */
 interface KongAdmission extends Admission {
   /** The limit of the period the draft-6 fields report. */
@@ -442,6 +454,25 @@ export const DIALECTS: readonly Dialect[] = [
     }),
   },
   {
+    // HubSpot: X-HubSpot-RateLimit-Max per -Interval-Milliseconds, a rolling window (its
+    // TEN_SECONDLY_ROLLING policy; 100 per 10 s there, 20 per 2 s here), the daily quota beside
+    // it; a 429 names the policy in its body, and no wait.
+    name: 'HubSpot (Interval-Milliseconds)',
+    doc: 'https://developers.hubspot.com/docs/guides/apps/api-usage/usage-details',
+    model: () => rollingWindow(20, 2000),
+    admitted: (a) => hubspot(a),
+    refused: (a) => ({
+      headers: { ...json, ...hubspot(a) },
+      body: {
+        status: 'error',
+        message: 'You have reached your ten_secondly_rolling limit.',
+        errorType: 'RATE_LIMIT',
+        correlationId: 'c033cdaa-2c40-4a64-ae48-b4cec88dad24',
+        policyName: 'TEN_SECONDLY_ROLLING',
+      },
+    }),
+  },
+  {
     // Spring Cloud Gateway's RedisRateLimiter, the doc's replenishRate 10, burstCapacity 20:
     // the tokens left and the bucket's settings on every answer; a 429 with nothing else.
     name: 'Spring Cloud Gateway (Replenish-Rate)',
@@ -472,6 +503,16 @@ function kong(a: KongAdmission): Record<string, string> {
     headers[`x-ratelimit-remaining-${period}`] = String(remaining);
   }
   return headers;
+}
+
+function hubspot(a: Admission): Record<string, string> {
+  return {
+    'x-hubspot-ratelimit-daily': '250000',
+    'x-hubspot-ratelimit-daily-remaining': '249000',
+    'x-hubspot-ratelimit-interval-milliseconds': '2000',
+    'x-hubspot-ratelimit-max': '20',
+    'x-hubspot-ratelimit-remaining': String(a.remaining),
+  };
 }
 
 function springCloudGateway(a: Admission): Record<string, string> {
