@@ -132,15 +132,16 @@ export function fromXRateLimitDashed(headers: Headers, now: number): QuotaFields
  * (`X-RateLimit-Remaining`), the tokens added per second (`-Replenish-Rate`), the bucket's size
  * (`-Burst-Capacity`) and a request's cost (`-Requested-Tokens`), on every answer; its 429 says
  * nothing else. Its script reads Redis' clock in whole seconds, so a second's tokens all come
- * when it begins, at a phase the client cannot know: a bucket refilled continuously at the same
- * rate gets ahead of it by up to a second's refill less one request, so it is that much shallower
- * (`burst`, and its count as much lower), and then never ahead: the doc's bucket of 20 refilled
- * 10 a second is one of 11. A shallower one, under a second's refill (the doc's steady rate, a
- * bucket of one second's refill, is one of 1), is a window of whole seconds the refill covers
- * instead: counted arrival-safe, a bucket's permits each wait for the answer before them when
- * the burst is spent, and one of 1 ran at 0.64x of the rate through 5-60 ms of jitter each way,
- * a window at 0.94x. `null` for a remaining of -1: Redis failed and the gateway let the request
- * through, knowing nothing.
+ * when it begins, at a phase the client cannot know: any d seconds bring at least `floor(d)`
+ * seconds' refill, where a bucket refilled continuously at the same rate admits `burst + rate × d`
+ * in that time. So the bucket read is a second's refill less one request shallower than the
+ * gateway's (`burst`, its count as much lower), and is then never ahead of it: the doc's bucket of
+ * 20 refilled 10 a second is one of 11. A shallower one, under a second's refill (the doc's steady
+ * rate, a bucket of one second's refill, is one of 1), is a window of whole seconds the refill
+ * covers instead: counted arrival-safe, a bucket's permits each wait for the answer before them
+ * when the burst is spent, and one of 1 ran at 0.64x of the rate through 5-60 ms of jitter each
+ * way, a window at 0.95x. `null` for a remaining of -1: Redis failed and the gateway let the
+ * request through, knowing nothing.
  */
 export function fromSpringCloudGateway(headers: Headers): QuotaFields | null | undefined {
   const rate = count(headers.get('x-ratelimit-replenish-rate'), 1);

@@ -11,6 +11,7 @@ import {
   ORIGIN,
   wholeSecondBucket,
 } from '../support/dialect-servers.js';
+import { fakeStore } from '../support/fake-store.js';
 import { server } from '../support/msw.js';
 
 // What each client configuration earns from the gateways and APIs whose headers were read last
@@ -21,8 +22,12 @@ import { server } from '../support/msw.js';
 //
 //   npm run measure:dialects
 //   DIALECTS_ONLY=HubSpot npm run measure:dialects
+//   PACERS=3 npm run measure:dialects     (three paced fetches on one store, the fake store's real
+//                                          shared-bucket arithmetic, each sending a third)
+//   REFUSED_AT=1 npm run measure:dialects  (each run's refusals, ms of arrival)
 
 const CALLS = 300;
+const PACERS = Number(process.env['PACERS'] ?? 1);
 const RATE = 10;
 const SETTLED_MS = 2_000;
 const SEEDS = [1, 2, 3];
@@ -68,22 +73,31 @@ async function runOne(
   const mock = dialectServer(dialect);
   server.use(mock.handler);
   const net = network({ clock, delayMs, seed });
-  const pacedFetch = createPacedFetch({
-    ...client,
-    fetch: net.fetch,
-    clock,
-    wallClock: () => EPOCH + clock.now(),
-    retry: { random: seededRandom(seed) },
-  } as PacedFetchOptions);
+  const store = PACERS > 1 ? { store: fakeStore({ now: clock.now }).store } : {};
+  const pacedFetches = Array.from({ length: PACERS }, (_, i) =>
+    createPacedFetch({
+      ...client,
+      ...store,
+      fetch: net.fetch,
+      clock,
+      wallClock: () => EPOCH + clock.now(),
+      retry: { random: seededRandom(seed * 10 + i) },
+    } as PacedFetchOptions),
+  );
   const ended: number[] = [];
   const calls = Array.from({ length: CALLS }, (_, i) =>
-    pacedFetch(`${ORIGIN}/items/${i}`).then((response) => {
-      ended.push(clock.now());
-      return response;
-    }),
+    (pacedFetches[i % PACERS] as (typeof pacedFetches)[0])(`${ORIGIN}/items/${i}`).then(
+      (response) => {
+        ended.push(clock.now());
+        return response;
+      },
+    ),
   );
   const statuses = await settleAll(clock, net, calls, 1_200_000);
   server.resetHandlers();
+  if (process.env['REFUSED_AT']) {
+    console.log(dialect.name, JSON.stringify(mock.refusedAt.map(Math.round)));
+  }
   const last = Math.max(...ended);
   return {
     refusals: mock.refusals(),
@@ -108,6 +122,8 @@ it('prints what each client earns from the gateways and APIs whose headers it re
   for (const [dialect, published] of SERVERS) {
     if (!dialect.name.includes(only)) continue;
     for (const [name, make] of Object.entries(CLIENTS)) {
+      // A store paces `limits` (a paced fetch on one takes no zero configuration).
+      if (PACERS > 1 && name === 'zero configuration') continue;
       for (const delayMs of DELAYS) {
         const runs = [];
         for (const seed of SEEDS) runs.push(await runOne(dialect, make(published), delayMs, seed));
