@@ -150,16 +150,19 @@ export function fromSpringCloudGateway(headers: Headers): QuotaFields | null | u
   if (tokens === undefined) return null;
   const cost = count(headers.get('x-ratelimit-requested-tokens'), 1) ?? 1;
   const capacity = count(headers.get('x-ratelimit-burst-capacity'), 0) ?? rate;
+  // OpenVPN's Cloud Connexa says `rate` per `X-RateLimit-Replenish-Time` seconds: read as a
+  // refill of `rate` at the start of each such period, the least a bucket of that rate admits.
+  const periodMs = (count(headers.get('x-ratelimit-replenish-time'), 1) ?? 1) * 1000;
   const burst = Math.floor((capacity - rate + 1) / cost);
   if (burst * cost >= rate) {
     const ahead = Math.max(0, Math.floor((tokens - rate + 1) / cost));
-    const windowMs = Math.min(((burst * cost) / rate) * 1000, MAX_DELAY_MS);
+    const windowMs = Math.min(((burst * cost) / rate) * periodMs, MAX_DELAY_MS);
     return { remaining: Math.min(ahead, burst), limit: burst, windowMs, bucket: true };
   }
-  const seconds = Math.ceil(cost / rate);
-  const limit = Math.floor(Math.min(seconds * rate, capacity) / cost);
+  const periods = Math.ceil(cost / rate);
+  const limit = Math.floor(Math.min(periods * rate, capacity) / cost);
   const remaining = Math.min(Math.floor(tokens / cost), limit);
-  const windowMs = Math.min(seconds * 1000, MAX_DELAY_MS);
+  const windowMs = Math.min(periods * periodMs, MAX_DELAY_MS);
   return limit > 0 ? { remaining, limit, windowMs } : { remaining };
 }
 

@@ -248,6 +248,26 @@ describe("Spring Cloud Gateway's RedisRateLimiter", () => {
     expect(scg('9', '10')).toEqual({ remaining: 9, limit: 10, windowMs: 1000, source });
   });
 
+  it("reads a refill per X-RateLimit-Replenish-Time seconds (OpenVPN Cloud Connexa's)", () => {
+    // 10 tokens per 15 s, no capacity said: a window of 10 per 15 s.
+    expect(
+      parse({
+        'x-ratelimit-remaining': '7',
+        'x-ratelimit-replenish-rate': '10',
+        'x-ratelimit-replenish-time': '15',
+      }),
+    ).toEqual({ remaining: 7, limit: 10, windowMs: 15_000, source });
+    // 1 token per 2 s into a bucket of 5: a bucket of 5 refilled in 10 s.
+    expect(
+      parse({
+        'x-ratelimit-remaining': '5',
+        'x-ratelimit-replenish-rate': '1',
+        'x-ratelimit-replenish-time': '2',
+        'x-ratelimit-burst-capacity': '5',
+      }),
+    ).toEqual({ remaining: 5, limit: 5, windowMs: 10_000, bucket: true, source });
+  });
+
   it('reads a bucket too small for any request as a count alone', () => {
     expect(scg('0', '10', '0')).toEqual({ remaining: 0, source });
     expect(scg('3', '1', '3', '5')).toEqual({ remaining: 0, source });

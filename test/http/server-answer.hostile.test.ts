@@ -85,6 +85,7 @@ describe('hostile headers cost linear time and never throw', () => {
         'x-ratelimit-replenish-rate',
         'x-ratelimit-burst-capacity',
         'x-ratelimit-requested-tokens',
+        'x-ratelimit-replenish-time',
       ];
       for (const name of settings) {
         const headers = new Headers({ 'x-ratelimit-remaining': '2', [name]: value });
@@ -138,6 +139,7 @@ describe('readServerAnswer on arbitrary headers (property)', () => {
     'x-ratelimit-replenish-rate',
     'x-ratelimit-burst-capacity',
     'x-ratelimit-requested-tokens',
+    'x-ratelimit-replenish-time',
     'x-ratelimit-limit-requests',
     'x-ratelimit-remaining-requests',
     'x-ratelimit-reset-requests',
