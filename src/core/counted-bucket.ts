@@ -16,7 +16,12 @@ const KEPT = 64;
  * `redis-gcra-like` row, seeds 1-12), with the requests in flight held to a full bucket:
  * growing at its highest count 0.72-0.92x with a late refusal in 2 of 12 seeds, growth capped
  * at 2 or 3 times the proven rate 0.74-0.91x (1 and 2 of 12), growing only while the requests
- * in flight did not hold the key back 0.77-0.82x, none (0.55-0.60x before any of it).
+ * in flight did not hold the key back 0.77-0.82x, none (0.55-0.60x before any of it). With the
+ * requests in flight held to the bucket the server names (5, not its highest count and one: 4)
+ * and one growth per round trip, seeds 1-14 (`DELAYS=5-60,20-40,1-100`): 0.83-0.91x, 0.89-0.93x,
+ * 0.59-0.67x, none refused (0.78-0.88x, 0.87-0.99x, 0.49-0.62x before); the wider cap alone, growing
+ * at every full count, ran away to 86 per second and was refused in 2 of 8 seeds at 20-40 ms; the
+ * growth per round trip alone, 0.75-0.84x at 5-60 ms; growing by 1.2 with both, refused in 4 rows.
  */
 const COUNTED = /* @__PURE__ */ Object.freeze({
   /** The rate paced at grows by this at each count of a full bucket the key paced into. */
@@ -48,12 +53,16 @@ const COUNTED = /* @__PURE__ */ Object.freeze({
  *   The largest such bound among the counts kept never passes the server's rate. It proves only
  *   what the key sent, though: a count that found the bucket full (the highest count heard:
  *   redis-gcra's floats say 3 of a full 5) when the key paced into it, with room for more in
- *   flight, grows the rate paced at by a tenth (as TCP probes for room), and a count of 1 or
- *   less cuts it by a tenth, never below the proven; the count itself is all the room there is
- *   then.
- * - **No more in flight than a full bucket holds** (the highest count and the one counted):
+ *   flight, grows the rate paced at by a tenth (as TCP probes for room), once per round trip: a
+ *   growth shows in the counts of requests sent after it, and grown at every full count of the
+ *   requests before, a rate ran away from a refill the counts had not caught up with (86 per
+ *   second of 60, refused). A count of 1 or less cuts it by a tenth, never below the proven; the
+ *   count itself is all the room there is then.
+ * - **No more in flight than a full bucket holds** (its capacity, the limit the server names):
  *   requests sent spaced may arrive at once through a network's jitter, and a bucket shallower
- *   than the round trip (5 at 60 per second, 83 ms) refused them.
+ *   than the round trip (5 at 60 per second, 83 ms) refused them. Held to its highest count and
+ *   the one counted instead (4 of redis-gcra's bucket of 5, whose floats say 3 of a full one),
+ *   a key through 5-60 ms of jitter waited for answers a fifth of the time it could send.
  * - **A refusal halves the rate** and spends the room: something (another client, a server
  *   that is no bucket) spent what the counts promised.
  */
@@ -81,6 +90,8 @@ export class CountedBucket implements Strategy {
   #highest = 0;
   /** When a take last put as many in flight as a full bucket holds (see `peek`). */
   #crowdedAt = Number.NEGATIVE_INFINITY;
+  /** When the rate paced at last grew: a count of a request sent before it shows no more room. */
+  #grewAt = Number.NEGATIVE_INFINITY;
 
   /**
    * `open`: the key's permits in flight now (they may arrive after any count heard from here).
@@ -108,7 +119,7 @@ export class CountedBucket implements Strategy {
   tryAcquire(now: number, cost: number): Decision {
     const decision = this.peek(now, cost);
     if (decision.allowed) {
-      if (this.#open + cost >= this.#highest + 1) this.#crowdedAt = now;
+      if (this.#open + cost >= this.capacity) this.#crowdedAt = now;
       this.#tokens = this.tokensAt(now) - cost;
       this.#stamp = now;
       this.#open += cost;
@@ -121,9 +132,9 @@ export class CountedBucket implements Strategy {
     const tokens = this.tokensAt(now);
     const resetMs = wholeMs((this.capacity - tokens) / this.perMs);
     const left = Math.max(0, Math.floor(tokens - cost + EPSILON));
-    // No more in flight than a full bucket holds, as the server says it (its highest count and
-    // the request counted): sent spaced, they may still arrive at once (see the class).
-    const crowded = this.#open > 0 && this.#open + cost > this.#highest + 1;
+    // No more in flight than a full bucket holds: sent spaced, they may still arrive at once (see
+    // the class).
+    const crowded = this.#open > 0 && this.#open + cost > this.capacity;
     if (tokens >= cost - EPSILON && !crowded) return allow(left, resetMs, this.capacity);
     const waitMs = Math.max(1, wholeMs((crowded ? 1 : cost - tokens) / this.perMs));
     return deny('rate', waitMs, Math.max(0, Math.floor(tokens)), resetMs, this.capacity);
@@ -210,12 +221,15 @@ export class CountedBucket implements Strategy {
     // Full (its highest count) at a request sent right after the one before, with room for more
     // in flight since: the key may send faster. Grown while the requests in flight held it
     // back, the rate ran away from the refill (138 per second of 60), and once the round trips
-    // shortened the key sent that fast and was refused.
+    // shortened the key sent that fast and was refused. Once per round trip: only a request sent
+    // after the last growth was sent at the rate it grew to.
     if (
       remaining >= this.#highest &&
       sentAt - before <= 1.5 / this.perMs &&
-      this.#crowdedAt < before
+      this.#crowdedAt < before &&
+      sentAt > this.#grewAt
     ) {
+      this.#grewAt = now;
       this.perMs *= COUNTED.GROW;
     }
   }

@@ -85,15 +85,31 @@ describe('a bucket paced by its counts', () => {
     bucket.heardRoom(110, 3, 5, 100);
     const grown = bucket.perMs;
     expect(grown / (Math.max(1 / 100, bucket.provenPerMs) * 1.1)).toBeCloseTo(1, 9);
-    // Four in flight: a fifth waits for an answer (a full bucket holds 3 and the one counted).
-    for (let i = 0; i < 4; i++) expect(bucket.tryAcquire(200, 1).allowed).toBe(true);
+    // Five in flight, the bucket it names: a sixth waits for an answer.
+    for (let i = 0; i < 5; i++) expect(bucket.tryAcquire(200, 1).allowed).toBe(true);
     expect(bucket.tryAcquire(200 + 1 / grown, 1)).toMatchObject({ allowed: false });
-    // Counted full, sent right after the one before, but as the fourth in flight: the requests
+    // Counted full, sent right after the one before, but as the fifth in flight: the requests
     // in flight held the key back, not its rate, which does not grow.
     bucket.settle(220, 1);
     bucket.heardRoom(220, 3, 5, 200);
     expect(bucket.perMs / Math.max(grown, bucket.provenPerMs)).toBeCloseTo(1, 9);
-    expect(bucket.tryAcquire(220, 1).allowed).toBe(true);
+  });
+
+  it('grows once per round trip: a full count of a request sent before the last growth shows no more', () => {
+    const bucket = new CountedBucket(5, 0, 0, 1 / 100);
+    bucket.heardRoom(5, 3, 5, 0);
+    bucket.heardRoom(110, 3, 5, 100);
+    const grown = bucket.perMs;
+    expect(grown / (Math.max(1 / 100, bucket.provenPerMs) * 1.1)).toBeCloseTo(1, 9);
+    // Full counts of two requests sent before the growth (heard at 110): they were sent at the
+    // slower rate, which says nothing of the faster one.
+    bucket.heardRoom(160, 3, 5, 105);
+    bucket.heardRoom(170, 3, 5, 108);
+    expect(bucket.perMs / Math.max(grown, bucket.provenPerMs)).toBeCloseTo(1, 9);
+    // One sent after it, full: the grown rate kept the bucket full, and it grows again.
+    const before = bucket.perMs;
+    bucket.heardRoom(230, 3, 5, 112);
+    expect(bucket.perMs / (Math.max(before, bucket.provenPerMs) * 1.1)).toBeCloseTo(1, 9);
   });
 
   it('halves the rate and spends the room at a refusal', () => {

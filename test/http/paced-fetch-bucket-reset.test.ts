@@ -172,6 +172,32 @@ describe('a shallow bucket that counts in floats', () => {
   );
 });
 
+// The same bucket through 5-60 ms of jitter each way, where it is shallower than the round trip:
+// the key keeps no more in flight than the bucket it names (5), and grows its rate once per
+// round trip while the counts say full. Held to the highest count and one in flight (4: its
+// floats say 3 of a full 5), it waited for answers a fifth of the time it could send, and over
+// these sixteen runs kept 0.839x of the rate on average after two windows (0.864x now).
+describe('a shallow bucket that counts in floats, through jitter', () => {
+  it('is paced at 0.85x of its rate on average over seeds 1-8, generous or unconfigured', async () => {
+    const rates: number[] = [];
+    for (let seed = 1; seed <= 8; seed++) {
+      for (const options of [{}, { limits: perSecond(600) }]) {
+        const { backend, statuses } = await callGcra(
+          { limit: 60, burst: 5, dialect: 'x-ratelimit-delta', seed, countsInFloats: true },
+          options,
+          300,
+        );
+        expectKeptAfterTwoWindows(backend, statuses, 60 * 0.75);
+        const admitted = backend.hits.filter((hit) => hit.status === 200).map((hit) => hit.at);
+        const last = Math.max(...admitted);
+        const after = admitted.filter((at) => at > 2_000).length;
+        rates.push(after / ((last - 2_000) / 1_000) / 60);
+      }
+    }
+    expect(rates.reduce((sum, rate) => sum + rate, 0) / rates.length).toBeGreaterThan(0.85);
+  }, 60_000);
+});
+
 // The same bucket counting in whole permits (nginx-like, saying `X-RateLimit-*` with a delta reset
 // in whole seconds), 1-3 ms away. Its counts find it a bucket at once; the key then drains it in
 // bursts and waits for its next permit. Before, that wait was three permits' time, not one: each
