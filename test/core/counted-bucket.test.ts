@@ -3,6 +3,19 @@ import { describe, expect, it } from 'vitest';
 import { CountedBucket } from '../../src/core/counted-bucket.js';
 import { schemeCounter } from '../support/counting-servers.js';
 
+/**
+ * A bucket of 5 whose counts say 3 of a full one (redis-gcra's floats), grown once: a full count
+ * of a request sent right after the one before.
+ */
+function redisGcraGrownOnce() {
+  const bucket = new CountedBucket(5, 0, 0, 1 / 100);
+  bucket.heardRoom(5, 3, 5, 0);
+  bucket.heardRoom(110, 3, 5, 100);
+  const grown = bucket.perMs;
+  expect(grown / (Math.max(1 / 100, bucket.provenPerMs) * 1.1)).toBeCloseTo(1, 9);
+  return { bucket, grown };
+}
+
 describe('a bucket paced by its counts', () => {
   it('takes a count as room, less the permits that may arrive after it', () => {
     // Found at 100 with 3 in flight, one permit per 10 s proven so far.
@@ -80,11 +93,7 @@ describe('a bucket paced by its counts', () => {
   });
 
   it('takes its highest count for full (redis-gcra says 3 of a full 5), and grows only while the requests in flight did not hold it back', () => {
-    const bucket = new CountedBucket(5, 0, 0, 1 / 100);
-    bucket.heardRoom(5, 3, 5, 0);
-    bucket.heardRoom(110, 3, 5, 100);
-    const grown = bucket.perMs;
-    expect(grown / (Math.max(1 / 100, bucket.provenPerMs) * 1.1)).toBeCloseTo(1, 9);
+    const { bucket, grown } = redisGcraGrownOnce();
     // Five in flight, the bucket it names: a sixth waits for an answer.
     for (let i = 0; i < 5; i++) expect(bucket.tryAcquire(200, 1).allowed).toBe(true);
     expect(bucket.tryAcquire(200 + 1 / grown, 1)).toMatchObject({ allowed: false });
@@ -96,11 +105,7 @@ describe('a bucket paced by its counts', () => {
   });
 
   it('grows once per round trip: a full count of a request sent before the last growth shows no more', () => {
-    const bucket = new CountedBucket(5, 0, 0, 1 / 100);
-    bucket.heardRoom(5, 3, 5, 0);
-    bucket.heardRoom(110, 3, 5, 100);
-    const grown = bucket.perMs;
-    expect(grown / (Math.max(1 / 100, bucket.provenPerMs) * 1.1)).toBeCloseTo(1, 9);
+    const { bucket, grown } = redisGcraGrownOnce();
     // Full counts of two requests sent before the growth (heard at 110): they were sent at the
     // slower rate, which says nothing of the faster one.
     bucket.heardRoom(160, 3, 5, 105);
