@@ -18,10 +18,11 @@ const KEPT = 64;
  * at 2 or 3 times the proven rate 0.74-0.91x (1 and 2 of 12), growing only while the requests
  * in flight did not hold the key back 0.77-0.82x, none (0.55-0.60x before any of it). With the
  * requests in flight held to the bucket the server names (5, not its highest count and one: 4)
- * and one growth per round trip, seeds 1-14 (`DELAYS=5-60,20-40,1-100`): 0.83-0.91x, 0.89-0.93x,
- * 0.59-0.67x, none refused (0.78-0.88x, 0.87-0.99x, 0.49-0.62x before); the wider cap alone, growing
- * at every full count, ran away to 86 per second and was refused in 2 of 8 seeds at 20-40 ms; the
- * growth per round trip alone, 0.75-0.84x at 5-60 ms; growing by 1.2 with both, refused in 4 rows.
+ * and one growth per round trip, seeds 1-14 (`DELAYS=5-60,20-40,1-100`): 0.83-0.91x,
+ * 0.89-0.93x, 0.59-0.67x, none refused (0.78-0.88x, 0.87-0.99x, 0.49-0.62x before); the wider
+ * cap alone, growing at every full count, ran away to 86 per second and was refused in 2 of 8
+ * seeds at 20-40 ms; the growth per round trip alone, 0.75-0.84x at 5-60 ms; growing by 1.2
+ * with both, refused in 4 rows.
  */
 const COUNTED = /* @__PURE__ */ Object.freeze({
   /** The rate paced at grows by this at each count of a full bucket the key paced into. */
@@ -62,7 +63,7 @@ const COUNTED = /* @__PURE__ */ Object.freeze({
  *   requests sent spaced may arrive at once through a network's jitter, and a bucket shallower
  *   than the round trip (5 at 60 per second, 83 ms) refused them. Held to its highest count and
  *   the one counted instead (4 of redis-gcra's bucket of 5, whose floats say 3 of a full one),
- *   a key through 5-60 ms of jitter waited for answers a fifth of the time it could send.
+ *   a key waited for answers where it could send (see `COUNTED`).
  * - **A refusal halves the rate** and spends the room: something (another client, a server
  *   that is no bucket) spent what the counts promised.
  */

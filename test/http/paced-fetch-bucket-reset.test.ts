@@ -175,7 +175,7 @@ describe('a shallow bucket that counts in floats', () => {
 // The same bucket through 5-60 ms of jitter each way, where it is shallower than the round trip:
 // the key keeps no more in flight than the bucket it names (5), and grows its rate once per
 // round trip while the counts say full. Held to the highest count and one in flight (4: its
-// floats say 3 of a full 5), it waited for answers a fifth of the time it could send, and over
+// floats say 3 of a full 5), it waited for answers where it could send, and over
 // these sixteen runs kept 0.839x of the rate on average after two windows (0.864x now).
 describe('a shallow bucket that counts in floats, through jitter', () => {
   it('is paced at 0.85x of its rate on average over seeds 1-8, generous or unconfigured', async () => {
