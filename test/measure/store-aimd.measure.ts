@@ -31,8 +31,11 @@ import {
 //   ONLY=gcra DELAY=60 SEEDS=7 TRACE=1 npm run measure:store   (one row, every send printed)
 //   PACERS=1 NOSTORE=1 npm run measure:store                    (one paced fetch, no store)
 //   DIALECT=retry-after npm run measure:store     (each refusal says `Retry-After`, nothing else)
+//   GENEROUS=1 npm run measure:store              (the clients told the published limit)
 
 const PACERS = Number(process.env['PACERS'] ?? 3);
+/** The clients' limit, in multiples of the published rate (1: told the published limit). */
+const GENEROUS = Number(process.env['GENEROUS'] ?? 10);
 const ORIGIN = 'https://api.test';
 const DIALECT = (process.env['DIALECT'] ?? 'none') as CountingDialect;
 // The bare-429 servers but the sliding log, which `measure:bare` shows to be no harder.
@@ -51,7 +54,7 @@ async function runOne(scheme: Scheme, delayMs: readonly [number, number], seed: 
   const trace: string[] = [];
   const clients = Array.from({ length: PACERS }, (_, i) =>
     createPacedFetch({
-      limits: { limit: RATE * 10, windowMs: 1_000 },
+      limits: { limit: RATE * GENEROUS, windowMs: 1_000 },
       ...(process.env['NOSTORE'] ? {} : { store: fake.store }),
       fetch: async (request: Request) => {
         const sent = clock.now();
