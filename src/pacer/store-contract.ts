@@ -11,13 +11,16 @@ export const PERMITS: unique symbol = Symbol.for('fetch-pacer.store-permits') as
 
 /**
  * What the pacer passes with every call to a store: the key's policies and its lifetime.
- * The same `limits` array (frozen) comes back for the same policy, so a store may cache what it
- * derives from it (a script's arguments, a fallback limiter).
+ * The same `limits` array (frozen) comes back for the same policy and round trip, so a store may
+ * cache what it derives from it (a script's arguments, a fallback limiter).
  */
 export interface StoreCall {
   /**
    * The key's policies, validated, defaults filled in; with several, all must allow. For limits
-   * per unit (`{ requests, tokens }`), every unit's policies, the main unit's first.
+   * per unit (`{ requests, tokens }`), every unit's policies, the main unit's first. A policy
+   * without a burst (`capacity` 1) comes over a window half a round trip longer once the key's
+   * answers said how long they take (`observe` with a `sentAt`): the server counts arrivals,
+   * which the network's jitter bunches (see `spreadFor` in pacer/arrival-spread.ts).
    */
   readonly limits: readonly ResolvedPolicy[];
   /**

@@ -16,6 +16,7 @@ import {
   type UnitPolicy,
   unitVector,
 } from '../core/units.js';
+import { RoundTrips, spreadFor } from './arrival-spread.js';
 import { StoreLevels } from './store-levels.js';
 import { behind, projectFrom, splitUnits } from './projection.js';
 import { report } from './snapshots.js';
@@ -36,11 +37,15 @@ export class StoreLink {
   private readonly lifetime = new AbortController();
   private readonly unsubscribe: (() => void) | undefined;
   private readonly echoes = new StoreLevels();
+  /** The key's recent round trips, which widen its spaced policies (see `spreadFor`). */
+  private readonly roundTrips = new RoundTrips();
 
   constructor(
     readonly store: Store,
     limits: PolicyInput | PolicyResolver,
     onEvent: (event: StoreEvent) => void,
+    /** The pacer's ticker. */
+    private readonly now: () => number,
   ) {
     // A store that cannot count a static policy says so now, from createPacer.
     this.limitsOf = policyResolver(
@@ -122,8 +127,20 @@ export class StoreLink {
     this.quietly(() => this.store.block(key, ms, this.call(key)));
   }
 
-  /** Passes the server's word on to the store, as it came; best effort, like `block`. */
+  /**
+   * Passes the server's word on to the store, as it came; best effort, like `block`. An answer
+   * that says when its request was sent (`sentAt`, relative) times the key's round trip.
+   */
   observe(key: string, signal: ServerSignal): void {
+    const { sentAt } = signal as { readonly sentAt?: number };
+    if (sentAt !== undefined && sentAt < 0) {
+      this.roundTrips.heard(
+        key,
+        -sentAt,
+        this.now(),
+        2 * longestWindow(storeLimitsOf(this.limitsOf(key)).limits),
+      );
+    }
     const { store } = this;
     if (store.observe !== undefined) {
       this.quietly(() => store.observe?.(key, signal, this.call(key)));
@@ -195,8 +212,11 @@ export class StoreLink {
     this.lifetime.abort();
   }
 
+  /** What the store is told with each call of `key`: its policies, spread for its round trip. */
   private call(key: string): StoreCall {
-    return { ...storeLimitsOf(this.limitsOf(key)), signal: this.lifetime.signal };
+    const found = storeLimitsOf(this.limitsOf(key));
+    const limits = spreadFor(found.limits, this.roundTrips.of(key, this.now()));
+    return { ...found, limits, signal: this.lifetime.signal };
   }
 
   private quietly(work: () => void | Promise<void>): void {
@@ -253,6 +273,12 @@ function checkStoreLimits(store: Store, compiled: CompiledPolicy, field: string)
     );
   }
   store.check?.(storeLimitsOf(compiled).limits);
+}
+
+function longestWindow(limits: readonly ResolvedPolicy[]): number {
+  let longest = 0;
+  for (const { windowMs } of limits) if (windowMs > longest) longest = windowMs;
+  return longest;
 }
 
 /** One amount per unit (`amounts`, in the order of `units`) as one per policy of each unit. */

@@ -27,7 +27,12 @@ export class StorePermits implements Permits {
     private readonly core: SchedulerCore,
     store: Store,
   ) {
-    this.shared = new StoreLink(store, core.options.limits, (event) => this.storeChanged(event));
+    this.shared = new StoreLink(
+      store,
+      core.options.limits,
+      (event) => this.storeChanged(event),
+      () => core.now(),
+    );
     // The store learns the rate of bare refusals for every client: this limiter learns none.
     core.limiter.sharesRates = store.pacesRefusals === true;
     // The store blocks a key at a server's count of 0 for every client: this limiter does not.

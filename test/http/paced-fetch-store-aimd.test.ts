@@ -26,6 +26,7 @@ async function threeOnOneStore(
   delayMs: readonly [number, number],
   limits: PolicyInput,
   dialect: CountingServerOptions['dialect'] = 'none',
+  seed = 7,
 ) {
   const { clock, backend, net } = servedThroughNetwork({
     ...scheme,
@@ -33,7 +34,7 @@ async function threeOnOneStore(
     windowMs: 1_000,
     dialect,
     delayMs,
-    seed: 7,
+    seed,
   });
   const fake = fakeStore({ now: clock.now });
   const clients = [1, 2, 3].map((seed) =>
@@ -92,8 +93,8 @@ describe('paced fetches sharing a store, against a server that answers a bare 42
 // never hears the answers, so `perSecond(60)` with a store is spaced (a GCRA without a burst),
 // not a token bucket, which let its first burst and its refill through, twice the limit in the
 // first window (real HAProxy and nginx, three processes on one Redis store: 17-32 and 13-23
-// refusals in 300 calls; `npm run bench:servers:store`). No network delay here: spaced sends
-// bunched by jitter are the part only arrival-safe counting covers, and a store cannot.
+// refusals in 300 calls; `npm run bench:servers:store`). No network delay here: through jitter,
+// below.
 describe('paced fetches sharing a store, configured to the published limit', () => {
   it.each([
     {
@@ -110,6 +111,45 @@ describe('paced fetches sharing a store, configured to the published limit', () 
     const admitted = backend.hits.map((hit) => hit.at);
     expect(Math.max(...admitted)).toBeLessThan(5_500);
   });
+});
+
+// The same three through 5-60 ms of jitter each way, against servers that count every arrival
+// and say nothing but a bare 429: spaced one permit every `windowMs / limit` at the send, the
+// sends arrive up to 55 ms closer together than they went, and a sliding log (refusals counted,
+// as rolling-rate-limiter's) refused 3-5 of 300 calls in three seeds, a sliding-window counter
+// one. Each pacer widens such a policy's window by half the longest round trip of its recent
+// answers, as it tells the store (`spreadFor` in pacer/arrival-spread.ts).
+describe('paced fetches sharing a store, configured to the published limit, through jitter', () => {
+  it.each([
+    {
+      name: 'sliding log, refusals counted',
+      scheme: { scheme: 'sliding-log', countsRefused: true },
+    },
+    {
+      name: 'HAProxy-like, refusals counted',
+      scheme: { scheme: 'sliding-window', countsRefused: true },
+    },
+    { name: 'fixed window', scheme: { scheme: 'fixed-window' } },
+  ] as const)(
+    'earn no refusal ($name)',
+    async ({ scheme }) => {
+      for (const seed of [1, 2, 3, 4]) {
+        const { backend, statuses } = await threeOnOneStore(
+          scheme,
+          [5, 60],
+          perSecond(60),
+          'none',
+          seed,
+        );
+        expect(statuses.filter((status) => status !== 200)).toEqual([]);
+        expect({ seed, refusals: backend.refusals() }).toEqual({ seed, refusals: 0 });
+        // Half a round trip wider per window: 300 calls in about 5.3 s.
+        const admitted = backend.hits.map((hit) => hit.at);
+        expect(Math.max(...admitted)).toBeLessThan(6_000);
+      }
+    },
+    60_000,
+  );
 });
 
 // A store that learns no rate of its own from bare refusals (`pacesRefusals` unset: a store of
