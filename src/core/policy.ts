@@ -183,3 +183,10 @@ function isName(value: unknown): value is AlgorithmName {
 export function valueName(name: string): string {
   return name.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
 }
+
+/** The longest window of `policies` (ms; 0 for none). */
+export function longestWindow(policies: readonly { readonly windowMs: number }[]): number {
+  let longest = 0;
+  for (const { windowMs } of policies) if (windowMs > longest) longest = windowMs;
+  return longest;
+}

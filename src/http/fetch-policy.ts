@@ -1,5 +1,6 @@
 import { arrivalSafe } from '../core/algorithms/arrival-safe.js';
 import { gcra } from '../core/algorithms/gcra.js';
+import { tokenBucket } from '../core/algorithms/token-bucket.js';
 import type { PolicyInput, PolicyResolver } from '../core/compile.js';
 import type { Policy } from '../core/policy.js';
 import { isUnitLimits } from '../core/compile.js';
@@ -85,13 +86,21 @@ function mapPolicies(
   return Array.isArray(input) ? input.map(map) : map(input as Policy);
 }
 
+/**
+ * One permit at a time is a token bucket of 1, which admits what a GCRA without a burst admits:
+ * its refill since the last take is counted over the window of the next ask, which the store
+ * spreads by the round trip its clients told since (`spreadAt` in stores/bucket-state.ts), where
+ * a GCRA's debt is set at the take: the permit taken before the first answer is spread too.
+ */
 function spaced(policy: Policy): Policy {
   if (typeof policy !== 'object' || policy === null || policy.algorithm !== undefined) {
     return policy;
   }
   const { burst, limit } = policy;
-  if (burst !== undefined) return burst <= limit ? { ...policy, algorithm: gcra } : policy;
-  return { ...policy, algorithm: gcra, burst: 1 };
+  if (burst !== undefined && burst > 1) {
+    return burst <= limit ? { ...policy, algorithm: gcra } : policy;
+  }
+  return { ...policy, algorithm: tokenBucket, burst: 1 };
 }
 
 /**

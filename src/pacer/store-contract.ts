@@ -11,16 +11,12 @@ export const PERMITS: unique symbol = Symbol.for('fetch-pacer.store-permits') as
 
 /**
  * What the pacer passes with every call to a store: the key's policies and its lifetime.
- * The same `limits` array (frozen) comes back for the same policy and round trip, so a store may
- * cache what it derives from it (a script's arguments, a fallback limiter).
+ * The same `limits` array (frozen) comes back for the same policy, so a store may cache what it derives from it (a script's arguments, a fallback limiter).
  */
 export interface StoreCall {
   /**
    * The key's policies, validated, defaults filled in; with several, all must allow. For limits
-   * per unit (`{ requests, tokens }`), every unit's policies, the main unit's first. A policy
-   * without a burst (`capacity` 1) comes over a window half a round trip longer once the key's
-   * answers said how long they take (`observe` with a `sentAt`): the server counts arrivals,
-   * which the network's jitter bunches (see `spreadFor` in pacer/arrival-spread.ts).
+   * per unit (`{ requests, tokens }`), every unit's policies, the main unit's first.
    */
   readonly limits: readonly ResolvedPolicy[];
   /**
@@ -30,6 +26,14 @@ export interface StoreCall {
    * another unit than `'requests'` is not about it.
    */
   readonly units?: readonly string[];
+  /**
+   * The longest round trip (ms) of this pacer's recent answers of the key (0: none heard yet):
+   * the server counts arrivals, which the network's jitter bunches by up to about half of it each
+   * way. The stores of this package spread a policy without a burst (`capacity` 1) over a window
+   * half the longest round trip any client told lately longer (`spreadAt` in
+   * stores/bucket-state.ts), so that sends spaced so arrive no more than `limit` in a window.
+   */
+  readonly roundTripMs?: number;
   /** Aborted when the pacer is disposed: stop waiting (for a lock, a retry) and reject. */
   readonly signal: AbortSignal;
 }

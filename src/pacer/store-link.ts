@@ -7,7 +7,7 @@ import {
   type PolicySummary,
   policyResolver,
 } from '../core/compile.js';
-import type { ResolvedPolicy } from '../core/policy.js';
+import { longestWindow, type ResolvedPolicy } from '../core/policy.js';
 import type { ServerSignal } from '../core/signal.js';
 import {
   type Cost,
@@ -16,7 +16,7 @@ import {
   type UnitPolicy,
   unitVector,
 } from '../core/units.js';
-import { RoundTrips, spreadFor } from './arrival-spread.js';
+import { RoundTrips } from './round-trips.js';
 import { StoreLevels } from './store-levels.js';
 import { behind, projectFrom, splitUnits } from './projection.js';
 import { report } from './snapshots.js';
@@ -37,7 +37,7 @@ export class StoreLink {
   private readonly lifetime = new AbortController();
   private readonly unsubscribe: (() => void) | undefined;
   private readonly echoes = new StoreLevels();
-  /** The key's recent round trips, which widen its spaced policies (see `spreadFor`). */
+  /** The key's recent round trips, told to the store with each call (`StoreCall.roundTripMs`). */
   private readonly roundTrips = new RoundTrips();
 
   constructor(
@@ -212,11 +212,10 @@ export class StoreLink {
     this.lifetime.abort();
   }
 
-  /** What the store is told with each call of `key`: its policies, spread for its round trip. */
+  /** What the store is told with each call of `key`. */
   private call(key: string): StoreCall {
-    const found = storeLimitsOf(this.limitsOf(key));
-    const limits = spreadFor(found.limits, this.roundTrips.of(key, this.now()));
-    return { ...found, limits, signal: this.lifetime.signal };
+    const roundTripMs = this.roundTrips.of(key, this.now());
+    return { ...storeLimitsOf(this.limitsOf(key)), roundTripMs, signal: this.lifetime.signal };
   }
 
   private quietly(work: () => void | Promise<void>): void {
@@ -273,12 +272,6 @@ function checkStoreLimits(store: Store, compiled: CompiledPolicy, field: string)
     );
   }
   store.check?.(storeLimitsOf(compiled).limits);
-}
-
-function longestWindow(limits: readonly ResolvedPolicy[]): number {
-  let longest = 0;
-  for (const { windowMs } of limits) if (windowMs > longest) longest = windowMs;
-  return longest;
 }
 
 /** One amount per unit (`amounts`, in the order of `units`) as one per policy of each unit. */

@@ -117,8 +117,9 @@ describe('paced fetches sharing a store, configured to the published limit', () 
 // and say nothing but a bare 429: spaced one permit every `windowMs / limit` at the send, the
 // sends arrive up to 55 ms closer together than they went, and a sliding log (refusals counted,
 // as rolling-rate-limiter's) refused 3-5 of 300 calls in three seeds, a sliding-window counter
-// one. Each pacer widens such a policy's window by half the longest round trip of its recent
-// answers, as it tells the store (`spreadFor` in pacer/arrival-spread.ts).
+// one. The store spreads such a policy over a window half the longest round trip its clients
+// told longer (`spreadAt` in stores/bucket-state.ts; each pacer tells the store the longest of
+// its recent answers, `StoreCall.roundTripMs`).
 describe('paced fetches sharing a store, configured to the published limit, through jitter', () => {
   it.each([
     {

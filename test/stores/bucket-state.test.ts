@@ -18,6 +18,7 @@ import {
   observe,
   peek,
   restsAt,
+  spreadAt,
 } from '../../src/stores/bucket-state.js';
 
 const policyArb = fc
@@ -275,6 +276,64 @@ describe('the shared bucket: the core arithmetic on plain, storable numbers', ()
     expect(() =>
       assertShareable([resolvePolicy({ limit: 1, windowMs: 1, algorithm: fixedWindow })], 'x'),
     ).toThrow(/counts with `tokenBucket` or `gcra`, got `fixedWindow`/);
+  });
+});
+
+describe('a spaced policy, spread by the round trip its clients told (spreadAt)', () => {
+  const spaced = resolvePolicy({ ...perSecond(60), algorithm: tokenBucket, burst: 1 });
+  const bursty = resolvePolicy({ ...perSecond(60), algorithm: gcra, burst: 5 });
+  const slow = resolvePolicy({ limit: 10, windowMs: 60_000, algorithm: tokenBucket, burst: 1 });
+
+  it('widens a policy without a burst by half the longest round trip told, at most by half', () => {
+    const limits = [spaced, bursty, slow];
+    const state = normalize(undefined, limits, 0);
+    const spread = spreadAt(state, limits, 0, 83, true);
+    expect(spread.map((policy) => policy.windowMs)).toEqual([1_042, 1_000, 60_042]);
+    expect(spread[0]).toMatchObject({ limit: 60, capacity: 1, algorithm: 'token-bucket' });
+    expect(spread[1]).toBe(bursty);
+    // Kept for the next client, which told none, and shorter ones do not lower it.
+    expect(spreadAt(state, limits, 0, 0, true)[0]?.windowMs).toBe(1_042);
+    expect(spreadAt(state, limits, 0, 20, true)[0]?.windowMs).toBe(1_042);
+    const long = normalize(undefined, [spaced], 0);
+    expect(spreadAt(long, [spaced], 0, 60_000, true)[0]?.windowMs).toBe(1_500);
+  });
+
+  it("halves the round trip held every longest window of the key's since it was told", () => {
+    const limits = [spaced];
+    const state = normalize(undefined, limits, 0);
+    spreadAt(state, limits, 0, 80, true);
+    expect(spreadAt(state, limits, 1_000, 0, true)[0]?.windowMs).toBe(1_020);
+    expect(spreadAt(state, limits, 2_000, 0, true)[0]?.windowMs).toBe(1_010);
+    // A peek tells, and keeps nothing.
+    expect(spreadAt(state, limits, 2_000, 100, false)[0]?.windowMs).toBe(1_050);
+    expect(state).toMatchObject({ roundTripMs: 80, roundTripAt: 0 });
+    // Stored as numbers, read back as they were; garbage starts without one.
+    expect(normalize(structuredClone(state), limits, 2_000)).toMatchObject({ roundTripMs: 80 });
+    const junk = { ...state, roundTripMs: 'x' };
+    expect(normalize(junk, limits, 2_000).roundTripMs).toBeUndefined();
+  });
+
+  it("spaces every client's takes so, a client's first take before its own first answer too", () => {
+    const limits = [spaced];
+    const state = normalize(undefined, limits, 0);
+    // One client, whose answers took 100 ms, takes; another, that heard none, asks next.
+    expect(decide(state, limits, 0, [1], false, 100)[0]?.allowed).toBe(true);
+    const next = decide(state, limits, 1_000 / 60, [1], false, 0)[0];
+    expect(next).toMatchObject({ allowed: false, reason: 'rate' });
+    // The token refilled since the take counts over the spread window: 1050 / 60 ms apart.
+    expect(decide(state, limits, 1_050 / 60 - 0.01, [1], false, 0)[0]?.allowed).toBe(false);
+    expect(decide(state, limits, 1_050 / 60, [1], false, 0)[0]?.allowed).toBe(true);
+    expect(peek(state, limits, 1_050 / 60, 1, 0).allowed).toBe(false);
+  });
+
+  it('leaves the limits as they are without a round trip, or without a policy to spread', () => {
+    const limits = [spaced];
+    expect(spreadAt(normalize(undefined, limits, 0), limits, 0, 0, true)).toBe(limits);
+    expect(spreadAt(normalize(undefined, limits, 0), limits, 0, Number.NaN, true)).toBe(limits);
+    const withBursts = [bursty];
+    const state = normalize(undefined, withBursts, 0);
+    expect(spreadAt(state, withBursts, 0, 80, true)).toBe(withBursts);
+    expect(state.roundTripMs).toBeUndefined();
   });
 });
 

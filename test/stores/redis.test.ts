@@ -29,6 +29,7 @@ import {
   normalize,
   observe,
   restsAt,
+  spreadAt,
 } from '../../src/stores/bucket-state.js';
 import { startRedisServer, useTestRedis } from '../support/redis-server.js';
 import { compactLua } from '../../scripts/compact-lua.mjs';
@@ -96,6 +97,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
       dt: 0,
       costs: [1],
       stop: false,
+      trip: 0,
       block: undefined,
       learn: undefined as { limit: number; windowMs: number; inferred: boolean } | undefined,
       count: undefined as
@@ -109,7 +111,10 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
         algorithm: fc.constantFrom(tokenBucket, gcra),
         limit: fc.integer({ min: 1, max: 40 }),
         windowMs: fc.constantFrom(1, 7, 333, 1_000, 60_000),
-        burst: fc.option(fc.integer({ min: 1, max: 50 }), { nil: undefined }),
+        // Often one at a time: what a take's round trip spreads (`spreadAt`).
+        burst: fc.option(fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 50 })), {
+          nil: undefined,
+        }),
       })
       .map(({ burst, ...rest }): Policy => (burst === undefined ? rest : { ...rest, burst }));
     let n = 0;
@@ -124,6 +129,12 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             ),
             costs: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }),
             stop: fc.boolean(),
+            // The round trip the taking client told (`StoreCall.roundTripMs`; 0: none heard).
+            trip: fc.oneof(
+              fc.constant(0),
+              fc.integer({ min: 1, max: 300 }),
+              fc.double({ min: 0, max: 130, noNaN: true }),
+            ),
             block: fc.option(fc.integer({ min: 1, max: 2_000 }), { nil: undefined }),
             // The server's advertised policy, as a client of the store learned it.
             learn: fc.option(
@@ -213,10 +224,10 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               state = forgetAtRest(state, limits, now);
             }
             const costs = step.costs.map((cost) => Math.min(cost, capacity));
-            const args = scriptArgs('t', limits, [step.stop ? 1 : 0, ...costs], String(now));
-            const { reply, ttl } = await scriptTtl(key, args);
+            const told = [step.trip, step.stop ? 1 : 0, ...costs];
+            const { reply, ttl } = await scriptTtl(key, scriptArgs('t', limits, told, String(now)));
             state = normalize(structuredClone(state), limits, now);
-            const decisions = decide(state, limits, now, costs, step.stop);
+            const decisions = decide(state, limits, now, costs, step.stop, step.trip);
             expect(parseDecisions(reply)).toEqual(decisions);
             if (decisions.some((decision) => decision.allowed)) {
               // Written with the time it rests (a few ms of Redis's own clock gone since).
@@ -564,6 +575,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               await script(key, scriptArgs('l', limits, args, String(now)));
               lower(state, limits, now, remaining, which);
               heardRoundTrip(state, now, which[0] as number, roundTripMs);
+              spreadAt(state, limits, now, roundTripMs, true);
             }
             if (step.learn !== undefined) {
               const { limit, windowMs, roundTripMs } = step.learn;
@@ -572,6 +584,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               await script(key, scriptArgs('a', limits, args, String(now)));
               learn(state, now, limit, windowMs, of);
               heardRoundTrip(state, now, of, roundTripMs);
+              spreadAt(state, limits, now, roundTripMs, true);
             }
             if (step.adjust !== undefined) {
               const amounts = step.adjust.slice(0, limits.length);
@@ -592,7 +605,7 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
             const args = scriptArgs(
               't',
               limits,
-              [step.stop ? 1 : 0, ...costs.map(encodeCost)],
+              [0, step.stop ? 1 : 0, ...costs.map(encodeCost)],
               String(now),
             );
             const fromRedis = parseDecisions(await script(key, args));
@@ -673,6 +686,26 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
     queue.observe('plain', { kind: 'quota', remaining: 0, resetMs: 60_000, unit: 'tokens' });
     await expect(queue.schedule(() => 'went', { key: 'plain' })).resolves.toBe('went');
     for (const pacer of [...pacers, queue]) pacer.dispose();
+  });
+
+  it('spreads a spaced policy by the round trip any client told, for every client', async () => {
+    const prefix = `${run}:trip:`;
+    const heard = redisStore({ client, prefix });
+    const other = redisStore({ client, prefix });
+    // One permit at a time, 2 a second: a paced fetch's spaced default.
+    const limits = [{ ...perSecond(2), algorithm: tokenBucket, burst: 1 }];
+    // A client heard an answer 200 ms after its send; the other has heard none.
+    const told = { ...call(limits), roundTripMs: 200 };
+    await heard.observe('k', { kind: 'answered', sentAt: -200 }, told);
+    expect((await other.take('k', 1, call(limits))).allowed).toBe(true);
+    // The next permit (1000 + 100) / 2 ms after, on Redis's clock: the spread window.
+    const next = await other.take('k', 1, call(limits));
+    expect(next).toMatchObject({ allowed: false, reason: 'rate' });
+    expect(next.retryAfterMs).toBeGreaterThan(500);
+    expect(next.retryAfterMs).toBeLessThanOrEqual(550);
+    // An answer shorter than the longest its client holds is no store call.
+    await heard.observe('q', { kind: 'answered', sentAt: -50 }, told);
+    expect(await client.exists(`${prefix}q`)).toBe(0);
   });
 
   it('shares one bucket between stores, on the server clock, and writes nothing for a denial', async () => {

@@ -77,7 +77,8 @@ export function fakeStore(options: FakeStoreOptions) {
 
   function settleTake(key: string, costs: readonly StoreCost[], stop: boolean, call: StoreCall) {
     const at = now();
-    const decisions = decide(stateOf(key, call.limits), call.limits, at, costs, stop);
+    const state = stateOf(key, call.limits);
+    const decisions = decide(state, call.limits, at, costs, stop, call.roundTripMs);
     decisions.forEach((decision, index) => {
       if (!decision.allowed) return;
       const cost = costs[index] as StoreCost;
@@ -116,7 +117,15 @@ export function fakeStore(options: FakeStoreOptions) {
           done();
           const decisions = taking
             ? settleTake(key, costs, stopAtDenial, call)
-            : [peek(stateOf(key, call.limits), call.limits, now(), costs[0] as StoreCost)];
+            : [
+                peek(
+                  stateOf(key, call.limits),
+                  call.limits,
+                  now(),
+                  costs[0] as StoreCost,
+                  call.roundTripMs,
+                ),
+              ];
           resolve(decisions);
           return decisions;
         },
@@ -140,7 +149,9 @@ export function fakeStore(options: FakeStoreOptions) {
       return enqueue('take', key, [cost], false, call).then((d) => d[0] as Decision);
     },
     peek(key, cost, call) {
-      if (synchronous) return peek(stateOf(key, call.limits), call.limits, now(), cost);
+      if (synchronous) {
+        return peek(stateOf(key, call.limits), call.limits, now(), cost, call.roundTripMs);
+      }
       return enqueue('peek', key, [cost], false, call).then((d) => d[0] as Decision);
     },
     block(key, ms, call) {
@@ -152,7 +163,8 @@ export function fakeStore(options: FakeStoreOptions) {
       // A store that learns no rate takes a bare refusal as a count of nothing left.
       const bare = signal.kind === 'refusal' && signal.retryAfterMs === undefined;
       const taken: ServerSignal = bare && !pacesRefusals ? { kind: 'quota', remaining: 0 } : signal;
-      observe(stateOf(key, call.limits), call.limits, now(), taken, call.units);
+      const { limits, units, roundTripMs } = call;
+      observe(stateOf(key, limits), limits, now(), taken, units, roundTripMs);
     },
     adjust(key, amounts, call, reservedAt) {
       adjusted.push({ key, amounts: [...amounts] });

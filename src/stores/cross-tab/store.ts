@@ -152,10 +152,13 @@ class CrossTab implements CrossTabStore {
     stopAtDenial: boolean,
     call: StoreCall,
   ): Promise<readonly Decision[]> {
-    const { limits } = call;
+    const { limits, roundTripMs } = call;
     const decisions = await this.locked(key, call, (state, now) => {
-      const result = decide(state, limits, now, costs, stopAtDenial);
-      return { result, changed: result.some((decision) => decision.allowed) };
+      const told = state.roundTripAt;
+      const result = decide(state, limits, now, costs, stopAtDenial, roundTripMs);
+      // A denial changes nothing but a longer round trip told (`spreadAt`).
+      const changed = result.some((decision) => decision.allowed) || state.roundTripAt !== told;
+      return { result, changed };
     });
     return decisions ?? (this.local as LocalLimits).takeMany(key, costs, stopAtDenial, call);
   }
@@ -164,7 +167,7 @@ class CrossTab implements CrossTabStore {
     const db = await this.open();
     if (db === undefined) return (this.local as LocalLimits).peek(key, cost, call);
     const { state, at } = await read(db, key, call.limits, this.now);
-    return peek(state, call.limits, at, cost);
+    return peek(state, call.limits, at, cost, call.roundTripMs);
   }
 
   async block(key: string, ms: number, call: StoreCall): Promise<void> {
@@ -180,11 +183,12 @@ class CrossTab implements CrossTabStore {
 
   async observe(key: string, signal: ServerSignal, call: StoreCall): Promise<void> {
     this.local?.observe(key, signal, call);
-    const effect = effectOn(signal, call.limits.length, call.units);
+    const { limits, units, roundTripMs } = call;
+    const effect = effectOn(signal, limits.length, units, roundTripMs);
     if (effect === undefined) return;
     const { blockMs } = effect;
     const until = await this.locked(key, call, (state, now) => {
-      observe(state, call.limits, now, signal, call.units);
+      observe(state, limits, now, signal, units, roundTripMs);
       return { result: state.blockedUntil, changed: true };
     });
     // No block (or none longer: a count of 0 the key's own count agreed with blocks nothing).

@@ -15,10 +15,11 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * the same order (property-tested against it through a real server).
  *
  * KEYS[1]: the key's hash. ARGV[1]: the operation ('t' take, 'p' peek, 'b' block, 'l' lower,
- * 'a' learn, 'd' adjust, 'f' refused without a wait, 'w' refused with one, 'r' reset, 'n'
- * nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
+ * 'a' learn, 'd' adjust, 'f' refused without a wait, 'w' refused with one, 'k' a round trip
+ * told, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
  * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
- * the operation's: take: stop at the first denial (1/0) and the costs; peek: the cost; block:
+ * the operation's: take: the client's round trip (ms; 0: none heard: `StoreCall.roundTripMs`),
+ * stop at the first denial (1/0) and the costs; peek: the round trip and the cost; block:
  * ms, and for a count of 0 the limit it is of (0: none), the (0-based) first policy of its unit
  * and the round trip of its answer (no block where the key's own count agrees: `agreesAtZero`);
  * lower: the permits left, the round trip of the answer that said so (ms; 0: not known), the
@@ -27,7 +28,7 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * the main unit), the round trip of the answer that stated it, and 1 if the window was inferred; adjust: one amount per policy
  * (negative gives back); refused: when the refused request was sent (ms from now, 0 or less),
  * then the policies to lower to 0 as for lower; refused with a wait: when it was sent, and the
- * wait (ms). A cost is a number, charged to
+ * wait (ms); a round trip told: its ms (an answer's, `StoreCall.roundTripMs`). A cost is a number, charged to
  * every policy, or one amount per policy each followed by a comma (`1,812,`: see `StoreCost`
  * and `encodeCost`); an amount of 0 is always allowed.
  *
@@ -46,7 +47,8 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * those granted at), `rm` (the sample a wait taught it from), `rt` (its refusals' longest round
  * trip), `rh` (the full counts it kept, as `lkN`); and the admissions (`SharedAdmissions`): `ac`
  * and `aa` (count and its time), `an` and `af` (sample and since), `ab` (when the count began;
- * none: long ago). A key is
+ * none: long ago); and `kt` and `kh`, the longest round trip a take told and when (see
+ * `spreadAt` in bucket-state.ts). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
  * rest again, so it expires once it is full and unblocked: no sweeper.
  *
@@ -88,6 +90,9 @@ local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local first_low = #fields + 1
 for i = 1, n do fields[#fields + 1] = 'o' .. i end
+local first_trip = #fields + 1
+fields[#fields + 1] = 'kt'
+fields[#fields + 1] = 'kh'
 local raw = redis.call('HMGET', key, unpack(fields))
 local blocked = tonumber(raw[1]) or 0
 -- R: the rate refusals taught (SharedRate), if any; A: the admissions (SharedAdmissions).
@@ -152,7 +157,38 @@ for i = 1, n do
   end
   S[i], V[i] = s, v
 end
-
+-- The longest round trip a client told, halving every longest window of the key's since, and
+-- a policy without a burst spread by half of it (spreadAt in bucket-state.ts): a take or peek
+-- tells the client's first, an answer's ('k', 'l', 'a') its own.
+local trip, trip_at = tonumber(raw[first_trip]), tonumber(raw[first_trip + 1])
+local trip_told, spaced, longest = false, false, 0
+for i = 1, n do
+  if P[i].cap == 1 then spaced = true end
+  if P[i].window > longest then longest = P[i].window end
+end
+local function held_trip()
+  if not (trip and trip_at) then return 0 end
+  if now > trip_at then return trip * 0.5 ^ ((now - trip_at) / longest) end
+  return trip
+end
+local function tell_trip(told, keep)
+  local held = held_trip()
+  if spaced and told > held and told < math.huge then
+    held = told
+    if keep then trip, trip_at, trip_told = told, now, true end
+  end
+  return held
+end
+if op == 't' or op == 'p' then
+  local half = math.ceil(tell_trip(tonumber(ARGV[arg]) or 0, op == 't') / 2)
+  arg = arg + 1
+  if spaced and half > 0 then
+    for i = 1, n do
+      local p = P[i]
+      if p.cap == 1 then p.window = p.window + math.min(half, p.window / 2) end
+    end
+  end
+end
 local function debt(i, at)
   local elapsed = at - S[i]
   if not (elapsed > 0) then return V[i] end
@@ -712,6 +748,7 @@ elseif op == 'a' then
     changed = true
   end
   heard(of, tonumber(ARGV[arg + 3]) or 0)
+  tell_trip(tonumber(ARGV[arg + 3]) or 0, true)
 elseif op == 'l' then
   local remaining = tonumber(ARGV[arg])
   local rt = tonumber(ARGV[arg + 1]) or 0
@@ -720,6 +757,7 @@ elseif op == 'l' then
   for k = arg + 3, #ARGV do which[#which + 1] = tonumber(ARGV[k]) end
   if #which == 0 then for i = 1, n do which[i] = i end end
   heard(which[1], rt)
+  tell_trip(rt, true)
   for _, i in ipairs(which) do
     if P[i] and tokens(i, now) > remaining then
       local p = P[i]
@@ -781,7 +819,10 @@ elseif op == 'd' then
       changed = true
     end
   end
+elseif op == 'k' then
+  tell_trip(tonumber(ARGV[arg]) or 0, true)
 end
+if trip_told then changed = true end
 if changed then
   local rest = 0
   if blocked > now then rest = blocked - now end
@@ -809,6 +850,8 @@ if changed then
   end
   -- Admissions are kept for the rate a first refusal makes (restsAt in bucket-state.ts).
   if A and A.at + ${AIMD.ADMISSIONS_MS} - now > rest then rest = A.at + ${AIMD.ADMISSIONS_MS} - now end
+  -- A round trip told, two of the key's longest windows.
+  if trip_at and trip_at + 2 * longest - now > rest then rest = trip_at + 2 * longest - now end
   if rest <= 0 then
     redis.call('DEL', key)
   else
@@ -909,6 +952,12 @@ if changed then
         set[#set + 1] = string.format('%.17g', A.from)
       end
     end
+    if trip and trip_at then
+      set[#set + 1] = 'kt'
+      set[#set + 1] = string.format('%.17g', trip)
+      set[#set + 1] = 'kh'
+      set[#set + 1] = string.format('%.17g', trip_at)
+    end
     if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
     redis.call('HSET', key, unpack(set))
     redis.call('PEXPIRE', key, math.ceil(rest))
@@ -918,10 +967,10 @@ return out
 `;
 
 /**
- * Take, peek, block, lower, learn, adjust, refused (without a wait, and with one), reset, and 'n' (nothing: a probe that Redis
- * is back).
+ * Take, peek, block, lower, learn, adjust, refused (without a wait, and with one), a round trip
+ * told ('k'), reset, and 'n' (nothing: a probe that Redis is back).
  */
-export type Operation = 't' | 'p' | 'b' | 'l' | 'a' | 'd' | 'f' | 'w' | 'r' | 'n';
+export type Operation = 't' | 'p' | 'b' | 'l' | 'a' | 'd' | 'f' | 'w' | 'k' | 'r' | 'n';
 
 /** A cost as the script reads it: a number, or one amount per policy each followed by a comma. */
 export function encodeCost(cost: StoreCost): string {

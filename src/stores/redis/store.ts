@@ -133,7 +133,7 @@ class RedisBuckets implements RedisStore {
     stopAtDenial: boolean,
     call: StoreCall,
   ): Promise<readonly Decision[]> {
-    const args = [stopAtDenial ? 1 : 0, ...costs.map(encodeCost)];
+    const args = [call.roundTripMs ?? 0, stopAtDenial ? 1 : 0, ...costs.map(encodeCost)];
     return this.call(key, 't', args, call, parseDecisions, (local) =>
       local.takeMany(key, costs, stopAtDenial, call),
     );
@@ -143,7 +143,7 @@ class RedisBuckets implements RedisStore {
     const [decision] = await this.call(
       key,
       'p',
-      [encodeCost(cost)],
+      [call.roundTripMs ?? 0, encodeCost(cost)],
       call,
       parseDecisions,
       (local) => [local.peek(key, cost, call)],
@@ -163,9 +163,14 @@ class RedisBuckets implements RedisStore {
    */
   async observe(key: string, signal: ServerSignal, call: StoreCall): Promise<void> {
     this.local?.observe(key, signal, call);
-    const effect = effectOn(signal, call.limits.length, call.units);
+    const effect = effectOn(signal, call.limits.length, call.units, call.roundTripMs);
     if (effect === undefined) return;
     const { remaining, blockMs, learns, which } = effect;
+    if (signal.kind === 'answered') {
+      // The longest round trip its client holds: it spreads the key's spaced policies.
+      await this.once(key, 'k', [effect.roundTripMs ?? 0], call);
+      return;
+    }
     const some = which.length < call.limits.length ? which.map((index) => index + 1) : [];
     if (effect.refused === true) {
       // Bare, the key is lowered to nothing; with a wait, blocked for it. Either way its shared
