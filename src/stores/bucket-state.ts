@@ -63,8 +63,8 @@ export interface BucketState {
    */
   lows?: number[][];
   /**
-   * The longest round trip (ms) a client told with a take (`StoreCall.roundTripMs`), at
-   * `roundTripAt`, halving every longest window of the key's since (see `spreadAt`).
+   * The longest round trip (ms) a client told, with a take (`StoreCall.roundTripMs`) or an
+   * answer, at `roundTripAt`, halving every longest window of the key's since (see `spreadAt`).
    */
   roundTripMs?: number;
   roundTripAt?: number;
@@ -593,16 +593,18 @@ function blockedDecision(
  * `limits` as a take or peek of a client that told `roundTripMs` counts them at `now`: a policy
  * without a burst (`capacity` 1: a paced fetch's spaced default) over a window half the key's
  * round trip longer, at most half again as long. The round trip is the longest a client told,
- * halving every longest window of the key's since it was told (a take keeps a longer one in
- * `state`; `keep`). A store counts a request at its send and never hears when it arrived; the
+ * halving every longest window of the key's since it was told (a take or an answer, `observe`,
+ * keeps a longer one in `state`: `keep`). A store counts a request at its send and never hears when it arrived; the
  * server counts arrivals, which jitter bunches by up to about half a round trip each way on a
  * symmetric path: sends spaced one every `windowMs / limit` arrived closer, and a window of the
  * server's held one more than the limit (three paced fetches on one store configured to the
  * published 60 per second, through 5-60 ms each way: a sliding log refused 3-5 calls of 300, a
  * sliding-window counter and fixed windows 0-1). Spread so, they arrive no more than `limit` in a
- * window, as a learned policy's (`SharedLearned`). Shared: a client's first requests, before its
- * own first answer, are spread by the others' (each spreading only by its own, a random property
- * of three clients found refusals in 6 scenarios of 150, 26 unspread). A token bucket's refill
+ * window, as a learned policy's (`SharedLearned`), on a symmetric path. Shared: a client's first
+ * requests, before its own first answer, are spread by the others' (a random property of three
+ * paced fetches on one store at the published limit: refusals in 26 scenarios of 150 unspread, 6
+ * with each spreading only by its own answers, 1 so: a way out longer than half the round trip,
+ * 27 of 30 ms, bunched a sliding log's arrivals). A token bucket's refill
  * since its last take is counted over the window of the ask, so the gap before a longer round
  * trip was told is spread too; a GCRA's debt is set at the take. A policy with a burst says the
  * server takes bursts, which absorb the jitter.
