@@ -11,7 +11,8 @@ export const PERMITS: unique symbol = Symbol.for('fetch-pacer.store-permits') as
 
 /**
  * What the pacer passes with every call to a store: the key's policies and its lifetime.
- * The same `limits` array (frozen) comes back for the same policy, so a store may cache what it derives from it (a script's arguments, a fallback limiter).
+ * The same `limits` array (frozen) comes back for the same policy, so a store may cache what it
+ * derives from it (a script's arguments, a fallback limiter).
  */
 export interface StoreCall {
   /**

@@ -416,10 +416,16 @@ class Part implements Admits {
 
 /** The round trip `learned` spaces its permits by at `now` (see `SharedLearned.roundTripMs`). */
 function roundTripAt(learned: SharedLearned, now: number): number {
-  const { roundTripMs, heardAt } = learned;
-  if (roundTripMs === undefined || heardAt === undefined) return 0;
-  const elapsed = now - heardAt;
-  return elapsed > 0 ? roundTripMs * 0.5 ** (elapsed / learned.windowMs) : roundTripMs;
+  return heldAt(learned.roundTripMs, learned.heardAt, now, learned.windowMs);
+}
+
+/**
+ * A round trip of `ms` heard `at`, as it holds at `now`: halved every `windowMs` since (a slower
+ * network counts at once, a faster one within a few windows). 0 when none was heard.
+ */
+function heldAt(ms: number | undefined, at: number | undefined, now: number, windowMs: number) {
+  if (ms === undefined || at === undefined) return 0;
+  return now > at ? ms * 0.5 ** ((now - at) / windowMs) : ms;
 }
 
 /**
@@ -591,23 +597,23 @@ function blockedDecision(
 
 /**
  * `limits` as a take or peek of a client that told `roundTripMs` counts them at `now`: a policy
- * without a burst (`capacity` 1: a paced fetch's spaced default) over a window half the key's
- * round trip longer, at most half again as long. The round trip is the longest a client told,
- * halving every longest window of the key's since it was told (a take or an answer, `observe`,
- * keeps a longer one in `state`: `keep`). A store counts a request at its send and never hears when it arrived; the
- * server counts arrivals, which jitter bunches by up to about half a round trip each way on a
- * symmetric path: sends spaced one every `windowMs / limit` arrived closer, and a window of the
- * server's held one more than the limit (three paced fetches on one store configured to the
+ * without a burst (`capacity` 1: a paced fetch's spaced default) over a window half the key's round
+ * trip longer, at most half again as long. The round trip is the longest a client told, halving
+ * every longest window of the key's since it was told (a take or an answer, `observe`, keeps a
+ * longer one in `state`: `keep`). A store counts a request at its send and never hears when it
+ * arrived; the server counts arrivals, which jitter bunches by up to about half a round trip each
+ * way on a symmetric path: sends spaced one every `windowMs / limit` arrived closer, and a window
+ * of the server's held one more than the limit (three paced fetches on one store configured to the
  * published 60 per second, through 5-60 ms each way: a sliding log refused 3-5 calls of 300, a
  * sliding-window counter and fixed windows 0-1). Spread so, they arrive no more than `limit` in a
  * window, as a learned policy's (`SharedLearned`), on a symmetric path. Shared: a client's first
  * requests, before its own first answer, are spread by the others' (a random property of three
  * paced fetches on one store at the published limit: refusals in 26 scenarios of 150 unspread, 6
- * with each spreading only by its own answers, 1 so: a way out longer than half the round trip,
- * 27 of 30 ms, bunched a sliding log's arrivals). A token bucket's refill
- * since its last take is counted over the window of the ask, so the gap before a longer round
- * trip was told is spread too; a GCRA's debt is set at the take. A policy with a burst says the
- * server takes bursts, which absorb the jitter.
+ * with each spreading only by its own answers, 1 so: a way out longer than half the round trip, 27
+ * of 30 ms, bunched a sliding log's arrivals). A token bucket's refill since its last take is
+ * counted over the window of the ask, so the gap before a longer round trip was told is spread too;
+ * a GCRA's debt is set at the take. A policy with a burst says the server takes bursts, which
+ * absorb the jitter.
  */
 export function spreadAt(
   state: BucketState,
@@ -617,9 +623,7 @@ export function spreadAt(
   keep: boolean,
 ): Limits {
   if (!limits.some((policy) => policy.capacity === 1)) return limits;
-  const { roundTripAt: at = now } = state;
-  let held = state.roundTripMs ?? 0;
-  if (now > at) held *= 0.5 ** ((now - at) / longestWindow(limits));
+  let held = heldAt(state.roundTripMs, state.roundTripAt, now, longestWindow(limits));
   if (roundTripMs > held && Number.isFinite(roundTripMs)) {
     held = roundTripMs;
     if (keep) {

@@ -14,23 +14,24 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * server's own clock (`TIME`), so clients' clocks never meet. The arithmetic is the core's, in
  * the same order (property-tested against it through a real server).
  *
- * KEYS[1]: the key's hash. ARGV[1]: the operation ('t' take, 'p' peek, 'b' block, 'l' lower,
- * 'a' learn, 'd' adjust, 'f' refused without a wait, 'w' refused with one, 'k' a round trip
- * told, 'r' reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own). ARGV[3]: how
- * many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs; capacity); then
- * the operation's: take: the client's round trip (ms; 0: none heard: `StoreCall.roundTripMs`),
- * stop at the first denial (1/0) and the costs; peek: the round trip and the cost; block:
- * ms, and for a count of 0 the limit it is of (0: none), the (0-based) first policy of its unit
- * and the round trip of its answer (no block where the key's own count agrees: `agreesAtZero`);
- * lower: the permits left, the round trip of the answer that said so (ms; 0: not known), the
- * limit the count is of (0: not named), then the (1-based) policies to lower, all when none;
- * learn: the limit and window the server advertised, the (0-based) first policy of its unit (0:
- * the main unit), the round trip of the answer that stated it, and 1 if the window was inferred; adjust: one amount per policy
- * (negative gives back); refused: when the refused request was sent (ms from now, 0 or less),
- * then the policies to lower to 0 as for lower; refused with a wait: when it was sent, and the
- * wait (ms); a round trip told: its ms (an answer's, `StoreCall.roundTripMs`). A cost is a number, charged to
- * every policy, or one amount per policy each followed by a comma (`1,812,`: see `StoreCost`
- * and `encodeCost`); an amount of 0 is always allowed.
+ * KEYS[1]: the key's hash. ARGV[1]: the operation ('t' take, 'p' peek, 'b' block, 'l' lower, 'a'
+ * learn, 'd' adjust, 'f' refused without a wait, 'w' refused with one, 'k' a round trip told, 'r'
+ * reset, 'n' nothing). ARGV[2]: the time in ms, or '' for the server's (tests pass their own).
+ * ARGV[3]: how many policies; then 4 values per policy (1 for gcra, else 0; limit; windowMs;
+ * capacity); then the operation's: take: the client's round trip (ms; 0: none heard:
+ * `StoreCall.roundTripMs`), stop at the first denial (1/0) and the costs; peek: the round trip and
+ * the cost; block: ms, and for a count of 0 the limit it is of (0: none), the (0-based) first
+ * policy of its unit and the round trip of its answer (no block where the key's own count agrees:
+ * `agreesAtZero`); lower: the permits left, the round trip of the answer that said so (ms; 0: not
+ * known), the limit the count is of (0: not named), then the (1-based) policies to lower, all when
+ * none; learn: the limit and window the server advertised, the (0-based) first policy of its unit
+ * (0: the main unit), the round trip of the answer that stated it, and 1 if the window was
+ * inferred; adjust: one amount per policy (negative gives back); refused: when the refused request
+ * was sent (ms from now, 0 or less), then the policies to lower to 0 as for lower; refused with a
+ * wait: when it was sent, and the wait (ms); a round trip told: its ms (an answer's,
+ * `StoreCall.roundTripMs`). A cost is a number, charged to every policy, or one amount per policy
+ * each followed by a comma (`1,812,`: see `StoreCost` and `encodeCost`); an amount of 0 is always
+ * allowed.
  *
  * The hash holds `b` (blocked until, server ms) and per policy `sN` (stamp) and `vN` (tokens, or
  * ms of debt ahead of the stamp for gcra), written with 17 significant digits so they read back
@@ -47,7 +48,7 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * those granted at), `rm` (the sample a wait taught it from), `rt` (its refusals' longest round
  * trip), `rh` (the full counts it kept, as `lkN`); and the admissions (`SharedAdmissions`): `ac`
  * and `aa` (count and its time), `an` and `af` (sample and since), `ab` (when the count began;
- * none: long ago); and `kt` and `kh`, the longest round trip a take told and when (see
+ * none: long ago); and `kt` and `kh`, the longest round trip a client told and when (see
  * `spreadAt` in bucket-state.ts). A key is
  * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
  * rest again, so it expires once it is full and unblocked: no sweeper.
@@ -166,13 +167,15 @@ for i = 1, n do
   if P[i].cap == 1 then spaced = true end
   if P[i].window > longest then longest = P[i].window end
 end
-local function held_trip()
-  if not (trip and trip_at) then return 0 end
-  if now > trip_at then return trip * 0.5 ^ ((now - trip_at) / longest) end
-  return trip
+-- A round trip of ms heard at, as it holds at t: halved every window since (heldAt in
+-- bucket-state.ts).
+local function held_at(ms, at, t, window)
+  if not (ms and at) then return 0 end
+  if t > at then return ms * 0.5 ^ ((t - at) / window) end
+  return ms
 end
 local function tell_trip(told, keep)
-  local held = held_trip()
+  local held = held_at(trip, trip_at, now, longest)
   if spaced and told > held and told < math.huge then
     held = told
     if keep then trip, trip_at, trip_told = told, now, true end
@@ -335,12 +338,7 @@ local function ldebt(l, at)
   return floor
 end
 -- The round trip a learned policy spaces its permits by (roundTripAt in bucket-state.ts).
-local function lrtt(l, at)
-  if not (l.rt and l.heard) then return 0 end
-  local elapsed = at - l.heard
-  if elapsed > 0 then return l.rt * 0.5 ^ (elapsed / l.window) end
-  return l.rt
-end
+local function lrtt(l, at) return held_at(l.rt, l.heard, at, l.window) end
 local function lspacing(l, at)
   if l.counted then return l.window / l.limit end
   return (l.window + llate(l) + lrtt(l, at) / 2) / l.limit
