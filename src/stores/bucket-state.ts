@@ -21,6 +21,7 @@ import {
 import { RATE_WINDOW_MS } from '../core/refusals.js';
 import {
   COUNTED_SHARED,
+  foundByAdmissions,
   heardCount,
   keepCounts,
   keepHighs,
@@ -814,7 +815,7 @@ export function learn(
   windowMs: number,
   of = 0,
   inferred = false,
-): void {
+): SharedLearned | undefined {
   const learned = state.learned ?? [];
   const at = learned.findIndex((each) => each.of === of);
   const current = learned[at];
@@ -823,7 +824,7 @@ export function learn(
     current.limit === limit &&
     (current.countedAt !== undefined || Math.abs(current.windowMs - windowMs) <= windowMs / 10)
   ) {
-    return;
+    return undefined;
   }
   const fresh: SharedLearned = { limit, windowMs, of, stamp: now, debt: 0, from: now };
   if (inferred) fresh.inferred = true;
@@ -837,6 +838,7 @@ export function learn(
   // In the order of their policies, as the Redis script keeps them (the binding decision of
   // a tie is the first).
   state.learned = learned;
+  return fresh;
 }
 
 /** What a server signal does to a shared bucket (see `effectOf`). */
@@ -929,7 +931,8 @@ export function observe(
     learns !== undefined &&
     !(learns.inferred === true && countsOwn(limits[learns.of], learns.limit, learns.windowMs))
   ) {
-    learn(state, now, learns.limit, learns.windowMs, learns.of, learns.inferred === true);
+    const fresh = learn(state, now, learns.limit, learns.windowMs, learns.of, learns.inferred);
+    if (fresh?.inferred === true) foundByAdmissions(fresh, state.admissions, now, ownPerMs(limits));
   }
   if (roundTripMs !== undefined) {
     // A learned policy is spaced by the answers that state it or its count (`SharedLearned`).

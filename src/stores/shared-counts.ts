@@ -17,7 +17,14 @@
  *   2), from the first one's send to the last one's answer within the learned window. No window
  *   of `limit` counts so (in a sliding log the last of them would count them all; fixed windows
  *   put at most one window's end in the span), a bucket does: it refilled faster than the window
- *   says.
+ *   says. Or found at once, as its window is inferred, if the key's clients were admitted at more
+ *   than twice its rate over about the last second (`foundByAdmissions`), and paced from that
+ *   rate: a GCRA's reset in whole Unix seconds opens a window only when a count comes just after
+ *   a second begins, which may be seconds in. Three processes on one store told the published 60
+ *   per second (no burst) ran at 55 per second until one did, at the 6 per second of the window
+ *   inferred then, and their counts took 1.5 s to find the bucket and speed it back up
+ *   (`GENEROUS=1 ONLY=gcra DIALECT=x-ratelimit npm run measure:store` through 5-60 ms, seeds
+ *   1-8: 0.58-0.86x of the rate after two windows against a bucket of 6; 0.82-0.86x found so).
  * - **Then steered by its counts**, of requests sent after its last cut (one sent before was
  *   paced faster, and its requests in flight would cut it again and again): a count that found
  *   the bucket full (`fullCount`: redis-gcra's floats say 3 of a full 5), while its clients pace
@@ -46,6 +53,7 @@
 import { AIMD } from '../core/adaptive-rate.js';
 import { fullRunFrom } from '../core/full-run.js';
 import type { SharedLearned } from './bucket-state.js';
+import { recentPerMs, type SharedAdmissions } from './shared-rate.js';
 
 /** How the counts steer a learned policy found to be a bucket (see the module's doc). */
 export const COUNTED_SHARED = /* @__PURE__ */ Object.freeze({
@@ -78,6 +86,8 @@ export const COUNTED_SHARED = /* @__PURE__ */ Object.freeze({
   KEPT: 5,
   /** ms a learned bucket is kept after its last use, as `CountedBucket` keeps a quiet one. */
   FORGET_MS: 10_000,
+  /** How many times a window's rate the key's admissions disprove it by (`foundByAdmissions`). */
+  DISPROVED: 2,
 });
 
 /** The least count a full bucket of `limit` says (see the module's doc). */
@@ -147,6 +157,28 @@ export function heardCount(
 function cut(learned: SharedLearned, now: number, by: number): void {
   learned.windowMs = Math.min(learned.limit * AIMD.FLOOR_MS, learned.windowMs * by);
   learned.cuts = (learned.cuts ?? 0) + 1;
+  learned.countedAt = now;
+}
+
+/**
+ * A window of `learned.limit` (the main unit's) just inferred from a reset, while the key's
+ * clients were admitted more than `DISPROVED` times its rate over about the last second
+ * (`admissions`: granted less refused) is no window, which admits no more than its limit in any
+ * of its spans (a fixed one twice that across its edge): it is found to be a bucket, paced from
+ * the rate admitted (`ownPerMs` at most), which its counts steer from there (see the module's
+ * doc).
+ */
+export function foundByAdmissions(
+  learned: SharedLearned,
+  admissions: SharedAdmissions | undefined,
+  now: number,
+  ownPerMs: number,
+): void {
+  if (admissions === undefined || learned.of !== 0 || learned.limit < 3) return;
+  const recent = recentPerMs(admissions, now);
+  const perMs = recent < ownPerMs ? recent : ownPerMs;
+  if (!(perMs * learned.windowMs > COUNTED_SHARED.DISPROVED * learned.limit)) return;
+  learned.windowMs = learned.limit / perMs;
   learned.countedAt = now;
 }
 

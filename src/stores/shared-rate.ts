@@ -162,6 +162,11 @@ function shareCounted(admissions: SharedAdmissions, now: number): number {
   return 1 - Math.exp(-(history > AIMD.SEED_MS ? history : AIMD.SEED_MS) / AIMD.ADMISSIONS_MS);
 }
 
+/** What the key was admitted per ms over about the last `ADMISSIONS_MS` (its history's share). */
+export function recentPerMs(admissions: SharedAdmissions, now: number): number {
+  return decayed(admissions, now) / AIMD.ADMISSIONS_MS / shareCounted(admissions, now);
+}
+
 /**
  * What the server admitted of the key per ms, by the sample (over its span, at least `SEED_MS`)
  * or by the recent admissions if that is more (a sample of a long, slower past); 0 when the

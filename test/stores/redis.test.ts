@@ -347,6 +347,24 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 10 })),
             ],
           ],
+          // Told 60 per second, published, and granted at it for half a second (about 37 per
+          // second, read over a second): a window of 15 per second inferred then is a bucket,
+          // paced from the rate admitted, and its counts steer it; after quiet seconds, one
+          // inferred again (learned afresh: 5 of them) is a window (`foundByAdmissions`).
+          [
+            [{ algorithm: tokenBucket, limit: 60, windowMs: 1_000, burst: 1 }],
+            [
+              ...Array.from({ length: 30 }, () => ({ ...quiet, dt: 17 })),
+              { ...quiet, learn: { limit: 15, windowMs: 1_000, inferred: true } },
+              ...Array.from({ length: 4 }, () => ({
+                ...quiet,
+                dt: 20,
+                count: { remaining: 14, limit: 15, sentAt: -30 },
+              })),
+              { ...quiet, dt: 3_000, learn: { limit: 5, windowMs: 1_000, inferred: true } },
+              ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 20 })),
+            ],
+          ],
           // Told 5 per second, published: a window of it inferred (within a tenth) is its own
           // policy's to count, a longer one is learned, and it then spaces the key.
           [

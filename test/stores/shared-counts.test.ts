@@ -9,6 +9,7 @@ import {
   observe,
   type SharedLearned,
 } from '../../src/stores/bucket-state.js';
+import type { SharedAdmissions } from '../../src/stores/shared-rate.js';
 import {
   COUNTED_SHARED,
   heardCount,
@@ -280,6 +281,45 @@ describe('a store whose clients hear the counts of a bucket', () => {
     observe(state, limits, 1_900, { kind: 'refusal', retryAfterMs: 1_000, sentAt: -20 });
     expect(state.rate).toBeUndefined();
     expect(state.learned?.[0]?.windowMs).toBe(2 * window);
+  });
+
+  it('finds a window inferred while its clients were admitted at twice its rate to be a bucket, paced from that rate', () => {
+    // Told the published 60 per second (spaced), granted at it for a second.
+    const told = [resolvePolicy({ limit: 60, windowMs: 1_000, algorithm: gcra, burst: 1 })];
+    const state = normalize(undefined, told, 0);
+    let at = 0;
+    for (let i = 0; i < 60; i++, at += 17) {
+      expect(decide(state, told, at, [1], false)[0]?.allowed).toBe(true);
+    }
+    // Granted less refused, over about the last second: 58 per second.
+    const opened = { kind: 'policy', remaining: 5, windowMs: 1_000, inferred: true } as const;
+    observe(state, told, at, { ...opened, limit: 6, sentAt: -30 });
+    const found = state.learned?.[0] as SharedLearned;
+    const admissions = state.admissions as SharedAdmissions;
+    expect(found.countedAt).toBe(at);
+    expect(6_000 / found.windowMs).toBeGreaterThan(55);
+    expect(6_000 / found.windowMs).toBeLessThan(60);
+    // Its full counts steer it from there.
+    const before = found.windowMs;
+    found.busyAt = at + 40;
+    observe(state, told, at + 60, { kind: 'quota', remaining: 5, limit: 6, sentAt: -20 });
+    expect(found.windowMs).toBeLessThan(before);
+    // Stated, a window is believed; inferred at less than twice the rate admitted, it is one.
+    const stated = normalize(undefined, told, 0);
+    stated.admissions = structuredClone(admissions);
+    observe(stated, told, at, { ...opened, limit: 6, inferred: undefined, sentAt: -30 });
+    expect(stated.learned?.[0]).toMatchObject({ limit: 6, windowMs: 1_000 });
+    expect(stated.learned?.[0]?.countedAt).toBeUndefined();
+    const window = normalize(undefined, told, 0);
+    window.admissions = structuredClone(admissions);
+    observe(window, told, at, { ...opened, limit: 40, sentAt: -30 });
+    expect(window.learned?.[0]).toMatchObject({ limit: 40, windowMs: 1_000 });
+    expect(window.learned?.[0]?.countedAt).toBeUndefined();
+    // Never paced past the key's own rate: a burst granted at once reads faster than it.
+    const burst = normalize(undefined, told, 0);
+    burst.admissions = { count: 200, at: 0, sample: 200, since: 0, from: -5_000 };
+    observe(burst, told, 0, { ...opened, limit: 6, sentAt: -30 });
+    expect(burst.learned?.[0]?.windowMs).toBe(100);
   });
 
   it("leaves an inferred window of the key's own limit to its own policy, not a longer one", () => {

@@ -743,6 +743,16 @@ elseif op == 'a' then
     -- The network's round trip is kept (learn in bucket-state.ts).
     if l then L[of] = { limit = limit, window = window, s = now, v = 0, rt = l.rt, heard = l.heard, inferred = inferred, from = now }
     else L[of] = { limit = limit, window = window, s = now, v = 0, inferred = inferred, from = now } end
+    -- Admitted at more than twice its rate lately: a bucket, paced from that rate
+    -- (foundByAdmissions in shared-counts.ts).
+    if inferred and of == 1 and A and limit >= 3 then
+      local per = decayed(A, now) / ${AIMD.ADMISSIONS_MS} / share_counted(A)
+      if not (per < own_per_ms) then per = own_per_ms end
+      if per * window > ${COUNTED_SHARED.DISPROVED} * limit then
+        L[of].window = limit / per
+        L[of].counted = now
+      end
+    end
     changed = true
   end
   heard(of, tonumber(ARGV[arg + 3]) or 0)
