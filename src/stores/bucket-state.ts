@@ -259,6 +259,7 @@ export function normalize(raw: unknown, limits: Limits, now: number): BucketStat
       sample,
       roundTripMs,
     };
+    if (Number.isFinite(rate.sampleFrom)) state.rate.sampleFrom = rate.sampleFrom as number;
     keepHighs(rate, state.rate);
   }
   const admissions = found.admissions as Partial<SharedAdmissions> | undefined;

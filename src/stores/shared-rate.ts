@@ -79,6 +79,11 @@ export interface SharedRate {
    */
   sample: number;
   /**
+   * Shared-clock ms of that sample's first grant: a refusal of a request sent before it is none
+   * of the sample's echoes (see `refusedWithWait`). Absent for a rate bare refusals made.
+   */
+  sampleFrom?: number;
+  /**
    * The longest round trip (ms) of the refusals with a wait since the one that taught the rate
    * (its echoes'), at most `RATE_WINDOW_MS`: its permits are spaced by half of it more per
    * `RATE_WINDOW_MS` (`spacingOf`). 0 for a rate bare refusals made, until a refusal with a wait
@@ -380,9 +385,14 @@ export function refusedWithWait(
   const roundTripMs = Math.min(now - sentAt, RATE_WINDOW_MS);
   if (rate !== undefined && roundTripMs > rate.roundTripMs) rate.roundTripMs = roundTripMs;
   if (rate !== undefined && sentAt <= rate.refusedAt) {
-    // Granted after the refusal that taught the rate (an echo of a refused probe): not in its
-    // sample.
-    if (sentAt > rate.cutAt) return rate;
+    // Granted after the refusal that taught the rate (an echo of a refused probe), or before its
+    // sample began (an echo of the sample before, whose rate was made already): not in its
+    // sample. Shrunk by each, the echoes of a slow start's burst took a rate its next sample (6
+    // admitted over 73 ms) taught to a sixth, and a GCRA of 60 per second with a burst of 15,
+    // saying Traefik's exact `X-Retry-In`, paced three pacers at 12 per second for 20 s (0.21x of
+    // its rate after two windows, 300 calls in 4.6 times the ideal; seed 7 of `DIALECT=traefik
+    // npm run measure:store`).
+    if (sentAt > rate.cutAt || sentAt < (rate.sampleFrom ?? Number.NEGATIVE_INFINITY)) return rate;
     if (rate.sample > 1) {
       const shrunk = (rate.sample - 1) / rate.sample;
       rate.sample--;
@@ -411,21 +421,43 @@ export function refusedWithWait(
     rate.streak = 1;
     return rate;
   }
-  if (!(admitted >= MIN_SAMPLE)) {
-    // Too few to say: the sample goes on past this refusal, to the next.
+  const windowMs = windowOfWait(since, now, sentAt, waitMs);
+  if (
+    !(admitted >= MIN_SAMPLE) ||
+    (rate !== undefined && windowMs < SAMPLE_TRIPS * rate.roundTripMs)
+  ) {
+    // Too few to say, or too short: the sample goes on past this refusal, to the next.
     if (rate !== undefined) rate.refusedAt = now;
     return rate;
   }
   admissions.sample = 0;
-  let ceiling = admitted / windowOfWait(since, now, sentAt, waitMs);
+  let ceiling = admitted / windowMs;
   let perMs = Math.max(ceiling * AIMD.HEADROOM, FLOOR_PER_MS);
   const kept = rate === undefined ? 0 : keptPerMs(rate, now, admitted, now - since);
   if (kept > perMs) {
     perMs = kept;
     ceiling = kept / AIMD.HEADROOM;
   }
-  return perMs < ownPerMs ? madeAt(now, perMs, ceiling, admitted, roundTripMs) : undefined;
+  if (!(perMs < ownPerMs)) return undefined;
+  const made = madeAt(now, perMs, ceiling, admitted, roundTripMs);
+  made.sampleFrom = since;
+  return made;
 }
+
+/**
+ * The fewest round trips (the longest of the rate's refusals with a wait) a sample spans to make
+ * a rate of a rate a wait taught (`refusedWithWait`). A sample counts the requests granted since
+ * it began less the refusals heard: its requests still on their way when the refusal comes may
+ * be refused yet, and the server's admissions in its span include requests granted before it, up
+ * to a round trip's worth each. Over a span of a round trip or so they are most of it: the
+ * echoes of a slow start's burst cut a sample of 6 admitted over 73 ms to 2, and three pacers
+ * against a GCRA of 60 per second with a burst of 15, saying Traefik's exact `X-Retry-In`
+ * through 5-60 ms of jitter, were paced at 25 per second until the ceiling's raise a minute later
+ * (`DIALECT=traefik npm run measure:store`, seeds 1-8: 0.42-0.93x of its rate after two windows;
+ * 0.89-0.97x so, with a few more refusals in the first two: 18-30 -> 24-36; at 2 round trips
+ * 0.81-0.93x, at 4 0.87-0.98x with 29-41).
+ */
+export const SAMPLE_TRIPS = 3;
 
 /**
  * The slowest rate a refusal with a wait may teach after a sample paced by a rate a wait taught

@@ -347,6 +347,25 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 10 })),
             ],
           ],
+          // A rate a wait taught, and its echo 100 ms on its way; a refusal of a sample shorter
+          // than SAMPLE_TRIPS of that makes no rate, a longer one does (its first grant kept);
+          // then an echo of a request sent before that sample began shrinks nothing, and one
+          // sent in it does.
+          [
+            [{ algorithm: gcra, limit: 100, windowMs: 1_000 }],
+            [
+              ...Array.from({ length: 30 }, () => ({ ...quiet, dt: 10 })),
+              { ...quiet, waited: { sentAt: -20, waitMs: 250 as const } },
+              { ...quiet, dt: 50, waited: { sentAt: -100, waitMs: 250 as const } },
+              ...Array.from({ length: 20 }, () => ({ ...quiet, dt: 20 })),
+              { ...quiet, dt: 5, waited: { sentAt: -20, waitMs: 1 as const } },
+              ...Array.from({ length: 20 }, () => ({ ...quiet, dt: 20 })),
+              { ...quiet, dt: 5, waited: { sentAt: -20, waitMs: 1 as const } },
+              { ...quiet, dt: 5, waited: { sentAt: -700, waitMs: 1 as const } },
+              { ...quiet, dt: 5, waited: { sentAt: -100, waitMs: 1 as const } },
+              ...Array.from({ length: 5 }, () => ({ ...quiet, dt: 20 })),
+            ],
+          ],
           // Told 60 per second, published, and granted at it for half a second (about 37 per
           // second, read over a second): a window of 15 per second inferred then is a bucket,
           // paced from the rate admitted, and its counts steer it; after quiet seconds, one

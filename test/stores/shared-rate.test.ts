@@ -377,7 +377,7 @@ describe('the rate a store learns from refusals that say when to come back', () 
     expect(state.rate?.ceiling).toBe(ceiling);
     for (const at of [585, 605, 625])
       expect(decide(state, limits, at, [1], false)[0]?.allowed).toBe(true);
-    observe(state, limits, 630, waited(20, 585 - 630));
+    observe(state, limits, 630, waited(20, 605 - 630));
     // Not held again, though the probe was refused: 3 admitted since 550, until the wait's end.
     expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((3 * 1_000) / (650 - 550), 9);
   });
@@ -407,15 +407,39 @@ describe('the rate a store learns from refusals that say when to come back', () 
     // 29 admitted from 0 until the wait's end at 350: 82.9 per second, paced at 78.7.
     const state = grantedState(30, 10);
     observe(state, limits, 300, waited(50, -20));
-    // Eight granted after the block, while three echoes of the first sample come.
-    for (let i = 0; i < 8; i++) decide(state, limits, 350 + i * 13, [1], false);
+    // Twenty granted after the block, while three echoes of the first sample come.
+    for (let i = 0; i < 20; i++) decide(state, limits, 350 + i * 20, [1], false);
     observe(state, limits, 355, waited(45, 270 - 355));
     observe(state, limits, 360, waited(40, 280 - 360));
     observe(state, limits, 365, waited(35, 290 - 365));
     expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((26 * 1_000) / 350, 9);
-    // Refused, the sixth of the eight: seven of them admitted, from 350 until the wait's end.
-    observe(state, limits, 460, waited(10, 415 - 460));
-    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((7 * 1_000) / (470 - 350), 9);
+    // Refused, the nineteenth of them: 19 admitted, from 350 until the wait's end (more than
+    // SAMPLE_TRIPS of the echoes' 85 ms round trip).
+    observe(state, limits, 760, waited(10, 710 - 760));
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((19 * 1_000) / (770 - 350), 9);
+    // An echo of the first sample now (sent before the second began) is none of the second's:
+    // the rate stands. One of the second's shrinks it by a permit.
+    const ceiling = state.rate?.ceiling ?? 0;
+    observe(state, limits, 775, waited(10, 290 - 775));
+    expect(state.rate?.ceiling).toBe(ceiling);
+    observe(state, limits, 780, waited(10, 690 - 780));
+    expect(state.rate?.ceiling).toBeCloseTo((ceiling * 18) / 19, 12);
+  });
+
+  it('is not made again from a sample spanning less than SAMPLE_TRIPS of its round trips: it goes on', () => {
+    const state = grantedState(30, 10);
+    observe(state, limits, 300, waited(50, -20));
+    // An echo 100 ms on its way: the rate's longest round trip.
+    observe(state, limits, 350, waited(50, 250 - 350));
+    expect(state.rate?.roundTripMs).toBe(100);
+    const ceiling = state.rate?.ceiling ?? 0;
+    for (let i = 0; i < 16; i++) decide(state, limits, 400 + i * 20, [1], false);
+    // A refusal 160 ms into the sample (170 with its wait): too short to say.
+    observe(state, limits, 560, waited(10, 540 - 560));
+    expect(state.rate?.ceiling).toBe(ceiling);
+    // 330 ms in, it says: 14 of the 16 granted since 400 admitted.
+    observe(state, limits, 720, waited(10, 700 - 720));
+    expect((state.rate?.ceiling ?? 0) * 1_000).toBeCloseTo((14 * 1_000) / (730 - 400), 9);
   });
 
   it('is not taught by fewer than MIN_SAMPLE admitted: the sample goes on to the next refusal', () => {

@@ -3,7 +3,7 @@ import type { Decision, DenialReason } from '../../core/decision.js';
 import type { ResolvedPolicy } from '../../core/policy.js';
 import type { StoreCost } from '../../pacer/store-contract.js';
 import { KEPT, RAISE_MS as SAMPLED_RAISE_MS } from '../../core/sampled-rate.js';
-import { LATE_MS, LATE_PERMITS } from '../shared-rate.js';
+import { LATE_MS, LATE_PERMITS, SAMPLE_TRIPS } from '../shared-rate.js';
 import { RATE_WINDOW_MS } from '../../core/refusals.js';
 import { LOW_ROOMS } from '../../core/low-room.js';
 import { COUNTED_SHARED } from '../shared-counts.js';
@@ -46,12 +46,12 @@ import { COUNTED_SHARED } from '../shared-counts.js';
  * (`SharedRate` in shared-rate.ts): `rp` (per ms), `rc` (ceiling), `rk` (cut at), `rs` and `rv`
  * (stamp and debt), `rn` (streak), `rr` (refused at), `rg` (granted since), `rq` (the first of
  * those granted at), `rm` (the sample a wait taught it from), `rt` (its refusals' longest round
- * trip), `rh` (the full counts it kept, as `lkN`); and the admissions (`SharedAdmissions`): `ac`
- * and `aa` (count and its time), `an` and `af` (sample and since), `ab` (when the count began;
- * none: long ago); and `kt` and `kh`, the longest round trip a client told and when (see
- * `spreadAt` in bucket-state.ts). A key is
- * written only when it changed (a denial writes nothing), with PEXPIRE to the moment it is at
- * rest again, so it expires once it is full and unblocked: no sweeper.
+ * trip), `rh` (the full counts it kept, as `lkN`), `rf` (its sample's first grant); and the
+ * admissions (`SharedAdmissions`): `ac` and `aa` (count and its time), `an` and `af` (sample and
+ * since), `ab` (when the count began; none: long ago); and `kt` and `kh`, the longest round trip a
+ * client told and when (see `spreadAt` in bucket-state.ts). A key is written only when it changed
+ * (a denial writes nothing), with PEXPIRE to the moment it is at rest again, so it expires once
+ * it is full and unblocked: no sweeper.
  *
  * A take or peek replies with 6 integers per decision: allowed (1/0), remaining, retryAfterMs,
  * resetMs, limit, reason (0 none, 1 rate, 2 blocked).
@@ -86,7 +86,7 @@ local LEARNED_FIELDS = {'lq', 'lw', 'ls', 'lv', 'lh', 'lt', 'lk', 'lc', 'ln', 'l
 for i = 1, n do
   for _, f in ipairs(LEARNED_FIELDS) do fields[#fields + 1] = f .. i end
 end
-local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq', 'rm', 'rt', 'rh'}
+local RATE_FIELDS = {'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'ac', 'aa', 'an', 'af', 'ab', 'rq', 'rm', 'rt', 'rh', 'rf'}
 local first_rate = #fields + 1
 for _, f in ipairs(RATE_FIELDS) do fields[#fields + 1] = f end
 local first_low = #fields + 1
@@ -127,7 +127,13 @@ local function highs_of(text)
   if #h % 2 == 1 or #h > ${2 * COUNTED_SHARED.KEPT} then return nil end
   return h
 end
-if R then R.highs = highs_of(raw[first_rate + 16]) end
+if R then
+  R.highs = highs_of(raw[first_rate + 16])
+  R.sample_from = tonumber(raw[first_rate + 17])
+  if R.sample_from and (R.sample_from ~= R.sample_from or math.abs(R.sample_from) == math.huge) then
+    R.sample_from = nil
+  end
+end
 -- L[i]: the learned policy that counts policy i's amounts, if any (LEARNED_FIELDS, in order).
 local L = {}
 for i = 1, n do
@@ -493,7 +499,7 @@ local function refused_with_wait(sent, wait)
   local rt = math.min(now - sent, ${RATE_WINDOW_MS})
   if R ~= nil and rt > R.rt then R.rt = rt end
   if R ~= nil and sent <= R.refusedAt then
-    if sent > R.cutAt then return end
+    if sent > R.cutAt or (R.sample_from and sent < R.sample_from) then return end
     if R.sample > 1 then
       local shrunk = (R.sample - 1) / R.sample
       R.sample = R.sample - 1
@@ -509,17 +515,18 @@ local function refused_with_wait(sent, wait)
     return
   end
   local admitted = A.sample
-  if not (admitted >= ${MIN_SAMPLE}) then
-    if R ~= nil then R.refusedAt = now end
-    return
-  end
-  A.sample = 0
   local window
   if wait >= 1000 and wait % 1000 == 0 then
     window = math.max(1, math.floor((sent - (now - sent) - since + wait - 1000) / 1000) + 1) * 1000
   else
     window = now + wait - since
   end
+  -- Too few to say, or too short (SAMPLE_TRIPS): the sample goes on.
+  if not (admitted >= ${MIN_SAMPLE}) or (R ~= nil and window < ${SAMPLE_TRIPS} * R.rt) then
+    if R ~= nil then R.refusedAt = now end
+    return
+  end
+  A.sample = 0
   local ceiling = admitted / window
   local per = ceiling * ${AIMD.HEADROOM}
   if not (per > FLOOR) then per = FLOOR end
@@ -536,7 +543,7 @@ local function refused_with_wait(sent, wait)
     return
   end
   R = { perMs = per, ceiling = ceiling, cutAt = now, s = now, v = 0, streak = 0, refusedAt = now, granted = 0,
-        probe_at = now, sample = admitted, rt = rt }
+        probe_at = now, sample = admitted, rt = rt, sample_from = since }
 end
 local function decision(C, take)
   local ds, afters, lafters, rafter = {}, {}, {}, nil
@@ -943,8 +950,12 @@ if changed then
         set[#set + 1] = 'rh'
         set[#set + 1] = numbers(R.highs)
       else gone[#gone + 1] = 'rh' end
+      if R.sample_from then
+        set[#set + 1] = 'rf'
+        set[#set + 1] = string.format('%.17g', R.sample_from)
+      else gone[#gone + 1] = 'rf' end
     elseif had_rate then
-      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'rq', 'rm', 'rt', 'rh')
+      redis.call('HDEL', key, 'rp', 'rc', 'rk', 'rs', 'rv', 'rn', 'rr', 'rg', 'rq', 'rm', 'rt', 'rh', 'rf')
     end
     if A then
       set[#set + 1] = 'ac'
