@@ -362,8 +362,9 @@ export function refused(
  *
  * A refusal of a request sent before the last one came is an echo of the same excess: if its
  * grant was counted in the sample that taught the rate, the sample is one less, and so is the
- * rate. A refused probe holds the rate (once between two samples), and a sample its rate kept
- * for a second teaches no slower than `KEPT` of it (`keptPerMs`). Returns the rate, or
+ * rate. A refused probe holds the rate (once between two samples), a sample shorter than
+ * `SAMPLE_TRIPS` round trips goes on to the next refusal, and a sample its rate kept for a second
+ * teaches no slower than `KEPT` of it (`keptPerMs`). Returns the rate, or
  * undefined when none paces the key (its own is slower).
  */
 export function refusedWithWait(
@@ -445,16 +446,16 @@ export function refusedWithWait(
 }
 
 /**
- * The fewest round trips (the longest of the rate's refusals with a wait) a sample spans to make
- * a rate of a rate a wait taught (`refusedWithWait`). A sample counts the requests granted since
+ * The fewest round trips (the longest of the rate's refusals with a wait) a sample must span to
+ * make a new rate where one a wait taught paces the key (`refusedWithWait`). A sample counts the requests granted since
  * it began less the refusals heard: its requests still on their way when the refusal comes may
  * be refused yet, and the server's admissions in its span include requests granted before it, up
  * to a round trip's worth each. Over a span of a round trip or so they are most of it: the
  * echoes of a slow start's burst cut a sample of 6 admitted over 73 ms to 2, and three pacers
  * against a GCRA of 60 per second with a burst of 15, saying Traefik's exact `X-Retry-In`
  * through 5-60 ms of jitter, were paced at 25 per second until the ceiling's raise a minute later
- * (`DIALECT=traefik npm run measure:store`, seeds 1-8: 0.42-0.93x of its rate after two windows;
- * 0.89-0.97x so, with a few more refusals in the first two: 18-30 -> 24-36; at 2 round trips
+ * (`DIALECT=traefik npm run measure:store`, seeds 1-8: 0.42-0.93x of its rate after two windows
+ * with `sampleFrom`; 0.89-0.97x so, with a few more refusals in the first two: 18-30 -> 24-36; at 2 round trips
  * 0.81-0.93x, at 4 0.87-0.98x with 29-41).
  */
 export const SAMPLE_TRIPS = 3;
