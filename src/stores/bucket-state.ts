@@ -702,8 +702,9 @@ function assertFits(limits: Limits, cost: StoreCost): void {
 /**
  * Whether a server's count of 0 (of the limit `named`, in the unit whose first policy is
  * `which[0]`, answered `roundTripMs` after its request was sent) agrees with the key's own count at
- * `now`: the key counts the policy learned of that limit and has no permit to give now, blocks
- * aside, or took one after that request was sent (answered late, the count found the spacing due
+ * `now`: the key counts the policy learned of that limit (or, nothing learned in that unit, its own
+ * policy of that limit or burst) and has no permit to give now, blocks aside, or took one after
+ * that request was sent (answered late, the count found the spacing due
  * again, and blocked every client until a sliding-window counter's window ended: three pacers on
  * one store, 10x generous, through 5-60 ms of jitter, fractional resets, 0.73-0.91x of its rate
  * after two windows, 0.90-0.91x so). Then the count is the key's own requests, its spacing knows
@@ -716,7 +717,12 @@ function assertFits(limits: Limits, cost: StoreCost): void {
  * simulated fixed windows and sliding logs 1-3 ms away refused one request in their first window,
  * 1.25x -> 1.54x the ideal time, and one saying fractional resets then held the key to 0.48x of its
  * rate). Otherwise the count is of requests the key did not count (other clients'), and its reset
- * is when the key may go again.
+ * is when the key may go again. The key's own policy of that limit counts the server's window
+ * already (`countsOwn`: no window of it is learned): read as other clients', a count of 0 at the
+ * end of each window blocked three pacers on one store told the published 60 per second until a
+ * sliding-window counter's reset, a second on, every other second (HAProxy-like, stating
+ * fractional Unix resets, 0-3 ms away: 0.57x of its rate after two windows; 0.97-0.98x so, and a
+ * sliding log 0.74-0.76x -> 0.98x, on the manual clock of `GENEROUS=1 npm run measure:store`).
  */
 function agreesAtZero(
   state: BucketState,
@@ -726,12 +732,24 @@ function agreesAtZero(
   named: number | undefined,
   roundTripMs = 0,
 ): boolean {
-  const learned = state.learned?.find((each) => each.of === which[0]);
-  if (learned === undefined || learned.limit !== named) return false;
-  // Within the window it was learned in, the server counts requests its spacing did not.
-  if (learned.inferred === true && !settled(learned, now)) return false;
+  const of = which[0] as number;
+  const learned = state.learned?.find((each) => each.of === of);
+  let takenAt: number;
+  if (learned !== undefined) {
+    if (learned.limit !== named) return false;
+    // Within the window it was learned in, the server counts requests its spacing did not.
+    if (learned.inferred === true && !settled(learned, now)) return false;
+    takenAt = learned.stamp;
+  } else {
+    const own = limits[of];
+    if (own === undefined || named === undefined) return false;
+    if (own.limit !== named && !namesOwnBurst(own, named)) return false;
+    // A state made just now (its stamps are now) took nothing.
+    const stamp = state.stamps[of] ?? Number.NEGATIVE_INFINITY;
+    takenAt = stamp < now ? stamp : Number.NEGATIVE_INFINITY;
+  }
   if (!decideAll(parts(state, limits), now, 1, false).allowed) return true;
-  return learned.stamp > now - roundTripMs;
+  return takenAt > now - roundTripMs;
 }
 
 /** What `decide` would answer for one request, changing nothing. */

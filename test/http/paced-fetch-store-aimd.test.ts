@@ -282,6 +282,33 @@ describe('paced fetches sharing a store, configured to the published limit, told
   );
 });
 
+// The same three, told the published limit, against a sliding-window counter that counts
+// refusals (HAProxy's), stating its count with fractional Unix resets, on loopback: paced at the
+// limit, a count of 0 comes at each window's end, with the counter's reset a second on. The key's
+// own policy counts that limit (no window of it is learned), and read as other clients' requests,
+// each such count blocked every client until the reset: every other second idle, 0.57x of the
+// rate after two windows. The key's own spacing agrees with it (`agreesAtZero` in
+// stores/bucket-state.ts): 0.97-0.98x.
+describe('paced fetches sharing a store, configured to the published limit, told a count of 0', () => {
+  it('are not blocked by it at their own pace', async () => {
+    for (const delayMs of [
+      [0, 0],
+      [1, 3],
+    ] as const) {
+      const { backend, statuses } = await threeOnOneStore(
+        { scheme: 'sliding-window', countsRefused: true },
+        delayMs,
+        perSecond(60),
+        'x-ratelimit-fractional',
+      );
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      const { refusals, throughput } = summarize(backend.hits, statuses);
+      expect({ delayMs, refusals }).toEqual({ delayMs, refusals: 0 });
+      expect(throughput).toBeGreaterThan(0.9);
+    }
+  });
+});
+
 // A GCRA of 60 per second named by its burst (redis-gcra, throttled, redis-cell:
 // `X-RateLimit-Limit: 16`, a reset in whole seconds when the bucket is full again) reads as a
 // window of its burst per second: the store learned 16 per second and spaced all three by it

@@ -439,6 +439,40 @@ describe('a policy learned through a store (SharedLearned)', () => {
     expect(peek(after, limits, 2_800, 1).allowed).toBe(true);
   });
 
+  it("takes a count of 0 of the key's own limit, nothing learned, as its own when its spacing agrees", () => {
+    // Told the published 4 per second (spaced): a window inferred of it is its own policy's to
+    // count (none learned), and a count of 0 at a window's end blocked every client until a
+    // sliding-window counter's reset, every other second.
+    const told = [resolvePolicy({ limit: 4, windowMs: 1_000, algorithm: tokenBucket, burst: 1 })];
+    const zero = { kind: 'quota', remaining: 0, limit: 4, resetMs: 900 } as const;
+    const state = normalize(undefined, told, 0);
+    for (const at of [0, 250, 500, 750]) {
+      expect(decide(state, told, at, [1], false)[0]?.allowed).toBe(true);
+    }
+    // No permit to give: its own; the next permit a spacing on, not at the reset.
+    observe(state, told, 751, { ...zero, sentAt: -1 });
+    expect(state.learned).toBeUndefined();
+    expect(peek(state, told, 999, 1)).toMatchObject({ allowed: false, reason: 'rate' });
+    expect(peek(state, told, 1_010, 1).allowed).toBe(true);
+    // Answered after a take since its request was sent, with a permit due again: its own (the
+    // 300 ms it took spreads the spacing to 287.5 ms a permit).
+    expect(decide(state, told, 1_010, [1], false)[0]?.allowed).toBe(true);
+    observe(state, told, 1_260, { ...zero, sentAt: -300 });
+    expect(peek(state, told, 1_260, 1)).toMatchObject({ allowed: false, reason: 'rate' });
+    expect(peek(state, told, 1_560, 1).allowed).toBe(true);
+    // Sent after the last change, with a permit to give: other clients' requests; it blocks.
+    observe(state, told, 1_560, { ...zero, sentAt: -100 });
+    expect(peek(state, told, 1_560, 1)).toMatchObject({ allowed: false, reason: 'blocked' });
+    // Another limit than its own, or a key that took nothing, is blocked too.
+    const other = normalize(undefined, told, 0);
+    decide(other, told, 0, [1], false);
+    observe(other, told, 1, { ...zero, limit: 5, sentAt: -1 });
+    expect(peek(other, told, 250, 1)).toMatchObject({ allowed: false, reason: 'blocked' });
+    const fresh = normalize(undefined, told, 100);
+    observe(fresh, told, 100, { ...zero, sentAt: -50 });
+    expect(peek(fresh, told, 100, 1)).toMatchObject({ allowed: false, reason: 'blocked' });
+  });
+
   it("is learned per unit: a tokens policy spreads a key's tokens, and the requests keep theirs", () => {
     const units = ['requests', 'tokens'];
     const both = [resolvePolicy(perSecond(100)), resolvePolicy(perSecond(100_000))];

@@ -347,6 +347,26 @@ describe.skipIf(url === undefined)('redisStore against a real redis-server', () 
               ...Array.from({ length: 10 }, () => ({ ...quiet, dt: 10 })),
             ],
           ],
+          // Told 5 per second, spaced, nothing learned: a count of 0 of its own limit blocks a
+          // state made just now; then, taken at its pace, one it agrees with (no permit to give,
+          // or one taken since the request was sent) blocks nothing; one sent after its last
+          // change, with a permit to give, blocks until the reset (`agreesAtZero`).
+          [
+            [{ algorithm: tokenBucket, limit: 5, windowMs: 1_000, burst: 1 }],
+            [
+              { ...quiet, count: { remaining: 0, limit: 5, sentAt: -10, resetMs: 1_000 } },
+              { ...quiet, dt: 1_100 },
+              ...Array.from({ length: 4 }, () => ({ ...quiet, dt: 200 })),
+              { ...quiet, dt: 1, count: { remaining: 0, limit: 5, sentAt: -1, resetMs: 1_000 } },
+              {
+                ...quiet,
+                dt: 250,
+                count: { remaining: 0, limit: 5, sentAt: -120, resetMs: 1_000 },
+              },
+              { ...quiet, dt: 600, count: { remaining: 0, limit: 5, sentAt: -20, resetMs: 1_000 } },
+              ...Array.from({ length: 6 }, () => ({ ...quiet, dt: 200 })),
+            ],
+          ],
           // A rate a wait taught, and its echo 100 ms on its way; a refusal of a sample shorter
           // than SAMPLE_TRIPS of that makes no rate, a longer one does (its first grant kept);
           // then an echo of a request sent before that sample began shrinks nothing, and one

@@ -730,10 +730,16 @@ elseif op == 'b' then
   local untilMs = now + tonumber(ARGV[arg])
   -- A count of 0 of the learned policy the key's own count agrees with blocks nothing (an
   -- inferred one's from a window after it was learned: agreesAtZero).
-  local named, l = tonumber(ARGV[arg + 1]) or 0, L[(tonumber(ARGV[arg + 2]) or 0) + 1]
+  local of = (tonumber(ARGV[arg + 2]) or 0) + 1
+  local named, l, p = tonumber(ARGV[arg + 1]) or 0, L[of], P[of]
   local rt = tonumber(ARGV[arg + 3]) or 0
   if named > 0 and l and l.limit == named and not (l.inferred and not lsettled(l, now))
       and (decision(costs_of('1'), false)[1] ~= 1 or l.s > now - rt) then
+    untilMs = blocked
+  elseif named > 0 and not l and p and (p.limit == named or own_burst(p, named))
+      and (decision(costs_of('1'), false)[1] ~= 1 or (S[of] < now and S[of] > now - rt)) then
+    -- Nothing learned of it: a count of the key's own limit (or burst) it agrees with (a state
+    -- made just now, stamped now, took nothing).
     untilMs = blocked
   end
   if untilMs > blocked then
