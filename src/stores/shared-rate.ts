@@ -289,7 +289,7 @@ export function refused(
   sentAt = now,
 ): SharedRate | undefined {
   const admitted = decayed(admissions, now) / AIMD.ADMISSIONS_MS;
-  const whole = admitted / shareCounted(admissions, now);
+  const whole = recentPerMs(admissions, now);
   admit(admissions, now, -1);
   if (rate !== undefined && sentAt <= rate.refusedAt) return rate;
   if (rate === undefined) {

@@ -60,6 +60,25 @@ async function threeOnOneStore(
   return { backend, statuses };
 }
 
+/**
+ * `threeOnOneStore` through 5-60 ms of jitter for each of `seeds`: every call ends 200, and each
+ * run summed up (`summarize`).
+ */
+async function throughJitter(
+  seeds: readonly number[],
+  scheme: Parameters<typeof threeOnOneStore>[0],
+  limits: PolicyInput,
+  dialect: CountingServerOptions['dialect'],
+) {
+  const runs = [];
+  for (const seed of seeds) {
+    const { backend, statuses } = await threeOnOneStore(scheme, [5, 60], limits, dialect, seed);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    runs.push({ seed, ...summarize(backend.hits, statuses) });
+  }
+  return runs;
+}
+
 // Three paced fetches (processes, tabs) share a store with the real shared-bucket arithmetic
 // (the fake store; its Lua twin is property-tested against it in test/stores/redis.test.ts),
 // each configured 10x too generous, against a server of 60 per second that answers a bare 429
@@ -379,16 +398,9 @@ describe('paced fetches sharing a store, told the burst the server names', () =>
 // stores/shared-counts.ts): 0.82-0.84x.
 describe('paced fetches sharing a store, configured to the published limit, against a GCRA named by its burst', () => {
   it('keep their rate through a window of the burst inferred late', async () => {
-    for (const seed of [2, 3, 4]) {
-      const { backend, statuses } = await threeOnOneStore(
-        { scheme: 'gcra', burst: 6 },
-        [5, 60],
-        perSecond(60),
-        'x-ratelimit',
-        seed,
-      );
-      expect(statuses.filter((status) => status !== 200)).toEqual([]);
-      const { refusals, throughput } = summarize(backend.hits, statuses);
+    const gcra6 = { scheme: 'gcra', burst: 6 } as const;
+    const runs = await throughJitter([2, 3, 4], gcra6, perSecond(60), 'x-ratelimit');
+    for (const { seed, refusals, throughput } of runs) {
       expect({ seed, refusals }).toEqual({ seed, refusals: 0 });
       expect(throughput).toBeGreaterThan(0.78);
     }
@@ -405,16 +417,10 @@ describe('paced fetches sharing a store, configured to the published limit, agai
 // `SAMPLE_TRIPS` in stores/shared-rate.ts).
 describe('paced fetches sharing a store, 10x generous, against a GCRA saying exact waits', () => {
   it('learn its rate from samples of their own, long enough to say it', async () => {
-    for (const seed of [5, 6, 7, 8]) {
-      const { backend, statuses } = await threeOnOneStore(
-        { scheme: 'gcra', burst: 16 },
-        [5, 60],
-        { limit: 600, windowMs: 1_000 },
-        'traefik',
-        seed,
-      );
-      expect(statuses.filter((status) => status !== 200)).toEqual([]);
-      const { late, throughput } = summarize(backend.hits, statuses);
+    const gcra16 = { scheme: 'gcra', burst: 16 } as const;
+    const generous = { limit: 600, windowMs: 1_000 };
+    const runs = await throughJitter([5, 6, 7, 8], gcra16, generous, 'traefik');
+    for (const { seed, late, throughput } of runs) {
       expect({ seed, late }).toEqual({ seed, late: 0 });
       expect(throughput).toBeGreaterThan(0.85);
     }

@@ -404,6 +404,8 @@ local function share_counted(a)
   if not (history > ${AIMD.SEED_MS}) then history = ${AIMD.SEED_MS} end
   return 1 - math.exp(-history / ${AIMD.ADMISSIONS_MS})
 end
+-- recentPerMs in shared-rate.ts.
+local function recent_per_ms(a) return decayed(a, now) / ${AIMD.ADMISSIONS_MS} / share_counted(a) end
 local function admit(amount, out_of_sample)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local count = decayed(A, now) + amount
@@ -439,7 +441,7 @@ end
 local function refused(sent)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local admitted = decayed(A, now) / ${AIMD.ADMISSIONS_MS}
-  local whole = admitted / share_counted(A)
+  local whole = recent_per_ms(A)
   admit(-1)
   if R ~= nil and sent <= R.refusedAt then return end
   if R == nil then
@@ -759,7 +761,7 @@ elseif op == 'a' then
     -- Admitted at more than twice its rate lately: a bucket, paced from that rate
     -- (foundByAdmissions in shared-counts.ts).
     if inferred and of == 1 and A and limit >= 3 then
-      local per = decayed(A, now) / ${AIMD.ADMISSIONS_MS} / share_counted(A)
+      local per = recent_per_ms(A)
       if not (per < own_per_ms) then per = own_per_ms end
       if per * window > ${COUNTED_SHARED.DISPROVED} * limit then
         L[of].window = limit / per
