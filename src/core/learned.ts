@@ -190,9 +190,9 @@ export class WithLearned implements Strategy {
     return learned > at ? learned : at;
   }
 
-  lowerRemaining(now: number, remaining: number, sentAt?: number): void {
-    this.base.lowerRemaining(now, remaining, sentAt);
-    this.learned?.counter.lowerRemaining(now, remaining, sentAt);
+  lowerRemaining(now: number, remaining: number, sentAt?: number, backAt?: number): void {
+    this.base.lowerRemaining(now, remaining, sentAt, backAt);
+    this.learned?.counter.lowerRemaining(now, remaining, sentAt, backAt);
   }
 
   heardRoom(now: number, remaining: number, limit: number, sentAt: number): void {

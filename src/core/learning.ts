@@ -15,7 +15,7 @@ import {
   retime,
 } from './learned-policy.js';
 import { admittedLate, grow, refused } from './refusals.js';
-import { type ServerSignal, serverDelay } from './signal.js';
+import { type PolicySignal, type QuotaSignal, type ServerSignal, serverDelay } from './signal.js';
 import { SlowStart } from './slow-start.js';
 
 export { AdaptiveRate, AIMD } from './adaptive-rate.js';
@@ -161,7 +161,7 @@ export function applySignal(
     const kept = state instanceof WithLearned ? state.learned : undefined;
     const learned =
       refills && kept?.policy.source === 'server' && kept.policy.limit === signal.limit
-        ? refined(state, now, remaining, now + reset, signal.sentAt)
+        ? refined(state, now, remaining, now + reset, aheadFrom(signal, now))
         : adopt(
             states,
             key,
@@ -247,7 +247,7 @@ export function applySignal(
   if (signal.kind === 'quota' && ends !== undefined) {
     const state = states.stateOf(key);
     if (state instanceof WithLearned && state.resetsRefill) {
-      refined(state, now, remaining, ends, signal.sentAt);
+      refined(state, now, remaining, ends, aheadFrom(signal, now));
     }
   }
   // Blocked only if the key's own count still had credit: a count that agrees with the
@@ -300,7 +300,13 @@ export function applySignal(
     state.learned.policy.limit === signal.limit
   ) {
     state.learned.counter.lowerRemaining(now, remaining, sentAt);
-  } else state?.lowerRemaining(now, remaining, sentAt);
+  } else {
+    // What the count lowers holds until its reset (the latest it may be), no longer: a count of
+    // 0 of redis-gcra's bucket of 5, full again 83 ms on, held a key of 600 per second (and the
+    // rate its first refusal taught) a window each time, 6.72x the ideal time on loopback.
+    const backAt = latest !== undefined && latest > 0 ? now + latest : undefined;
+    state?.lowerRemaining(now, remaining, sentAt, backAt);
+  }
   heardRoom(states, key, now, remaining, signal.limit, signal.sentAt);
 }
 
@@ -495,21 +501,32 @@ function countedBucketOf(states: KeyStates, key: string): CountedBucket | undefi
  * The longest window of `limit` a bucket's count allows: `used = limit - remaining` of it
  * spent and full again at `ends`. The server rounds its count down, so a permit refills in more
  * than `ahead / used` and less than `ahead / (used - 1)` ms, `ahead` being the time to full from
- * the request's arrival. The arrival lies between the send and the answer: an absolute reset
- * read at the answer is short of the server's `ahead` by the way back (a GCRA of 20 per second
- * through 5-60 ms of jitter was learned as 906 ms from `ahead / used`, and refused a request a
- * window or two), read from the send it is not. Undefined below two used, or without a send time.
+ * the request's arrival, counted from `from` (see `aheadFrom`). Undefined below two used, or
+ * without a send time.
  */
 function refillBound(
   limit: number,
   remaining: number,
   ends: number,
-  sentAt: number | undefined,
+  from: number | undefined,
   now: number,
 ): number | undefined {
   const used = limit - remaining;
-  if (used < 2 || sentAt === undefined || !(sentAt <= now)) return undefined;
-  return ((ends - sentAt) * limit) / (used - 1);
+  if (used < 2 || from === undefined || !(from <= now)) return undefined;
+  return ((ends - from) * limit) / (used - 1);
+}
+
+/**
+ * When the `ahead` of a count's reset (see `refillBound`) began, at the latest: the arrival lies
+ * between the send and the answer. An absolute reset read at the answer is short of the server's
+ * `ahead` by the way back (a GCRA of 20 per second through 5-60 ms of jitter was learned as
+ * 906 ms from `ahead / used`, and refused a request a window or two): it counts from the send. A
+ * delay is the server's `ahead` itself, and counts from the answer: from the send, each bound
+ * was long by the round trip, and a GCRA of 60 per second with a burst of 6 saying
+ * rate-limiter-flexible's `Retry-After: 0.083` through 5-60 ms was held to 28 per second.
+ */
+function aheadFrom(signal: QuotaSignal | PolicySignal, now: number): number | undefined {
+  return signal.resetFromArrival === true ? now : signal.sentAt;
 }
 
 /**

@@ -25,6 +25,12 @@ export interface QuotaSignal {
    */
   readonly resetAtMostMs?: number | undefined;
   /**
+   * `resetMs` is a delay the server counted from the request's arrival (`X-RateLimit-Reset-After:
+   * 0.083`), not an instant by its clock read against ours (a Unix reset): the time from the
+   * arrival to the reset is exactly it. @default false
+   */
+  readonly resetFromArrival?: boolean | undefined;
+  /**
    * The server's limit, when it names one but not its window (`X-RateLimit-Limit: 60`): a rate
    * that a refusal teaches is then learned as that many per window, so the server's later
    * counts are read against a window of its size. Ignored unless a positive integer.
@@ -51,6 +57,8 @@ export interface PolicySignal {
   readonly windowMs: number;
   readonly remaining?: number | undefined;
   readonly resetMs?: number | undefined;
+  /** See `QuotaSignal.resetFromArrival`. */
+  readonly resetFromArrival?: boolean | undefined;
   /** The unit of the policy (`'tokens'`), for a key with limits per unit. @default its main unit */
   readonly unit?: string | undefined;
   /**
@@ -147,6 +155,8 @@ export interface ServerQuota {
   readonly windowMs?: number;
   /** `windowMs` was inferred from a reset, not stated (see `PolicySignal.inferred`). */
   readonly inferred?: boolean;
+  /** See `QuotaSignal.resetFromArrival`. */
+  readonly resetFromArrival?: boolean;
   /**
    * The server counts a token bucket of `limit` refilled over `windowMs` (see
    * `PolicySignal.bucket`), not a window.

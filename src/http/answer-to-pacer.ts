@@ -168,6 +168,7 @@ export function quotaForCore(
     resetAtMostMs,
     ...(policy !== undefined && report.windowMs === undefined ? { inferred: true } : {}),
     ...(policy !== undefined && report.bucket === true ? { bucket: true } : {}),
+    ...(report.resetFromArrival === true ? { resetFromArrival: true } : {}),
     // A limit without a window (or with one too short to learn) changes nothing in the core.
     ...(policy ??
       (limit === undefined || windowMs !== undefined

@@ -15,7 +15,7 @@ export { MAX_DELAY_MS };
 export const MAX_NUMBER_TEXT = 40;
 
 /** 365 days: the widest gap we believe between a reset time and now. */
-const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
+export const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
 
 /**
  * A candidate delay as the parsers report it: whole ms rounded up (a retry at `now + delay`
@@ -109,6 +109,8 @@ const GO_PART = /(\d{1,15})(?:\.(\d{1,15}))?(ms|us|\u00b5s|\u03bcs|ns|h|m|s)/y;
 export interface ReadDelay {
   readonly ms: number;
   readonly precisionMs: number;
+  /** Said as a delay, not an instant (see `ServerQuotaReport.resetFromArrival`). */
+  readonly fromArrival?: true;
 }
 
 /**

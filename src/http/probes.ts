@@ -79,11 +79,13 @@ export function signalOf(
   sentAt: number | undefined,
 ): ServerSignal {
   const { remaining, resetMs, resetAtMostMs, limit, windowMs, inferred, bucket } = quota;
+  const { resetFromArrival } = quota;
   if (learning && limit !== undefined && windowMs !== undefined) {
-    return { kind: 'policy', limit, windowMs, remaining, resetMs, inferred, bucket, sentAt };
+    const policy = { limit, windowMs, remaining, resetMs, resetFromArrival, inferred, bucket };
+    return { kind: 'policy', ...policy, sentAt };
   }
   return learning && limit !== undefined
-    ? { kind: 'quota', remaining, resetMs, resetAtMostMs, limit, sentAt }
+    ? { kind: 'quota', remaining, resetMs, resetAtMostMs, resetFromArrival, limit, sentAt }
     : { kind: 'quota', remaining, resetMs, sentAt };
 }
 

@@ -63,6 +63,14 @@ export interface ServerQuotaReport extends ServerQuota {
    * window ends: with nothing remaining, the next permit comes after `resetMs / limit`.
    */
   readonly resetFull?: true;
+  /**
+   * `resetMs` was said as a delay finer than seconds (`X-RateLimit-Reset-After: 0.083`, a
+   * decimal delta, rate-limiter-flexible's `Retry-After: 0.083`), which the server counts from
+   * the request's arrival, not as an instant by its clock (a Unix reset): read at the answer it
+   * is late by the way back, where an instant's is not. Not said of whole seconds, which a
+   * server may have rounded down.
+   */
+  readonly resetFromArrival?: true;
   /** The header family read. */
   readonly source: RateLimitHeaderSource;
 }

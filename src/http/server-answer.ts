@@ -141,7 +141,9 @@ function refineResetByWait(
   }
   const { resetMs, resetPrecisionMs = 1000 } = quota;
   if (resetPrecisionMs < 1000 || Math.abs(waitMs - resetMs) >= resetPrecisionMs) return quota;
-  if (waitMs % 1000 !== 0) return { ...quota, resetMs: waitMs, resetPrecisionMs: 1 };
+  if (waitMs % 1000 !== 0) {
+    return { ...quota, resetMs: waitMs, resetPrecisionMs: 1, resetFromArrival: true };
+  }
   return waitMs < resetMs ? { ...quota, resetMs: waitMs } : quota;
 }
 

@@ -13,6 +13,7 @@ import {
   resetToDelayMs,
   toDelayMs,
   trimSpaces,
+  YEAR_MS,
 } from './duration.js';
 import { parseIsoDate } from './iso-date.js';
 
@@ -25,6 +26,7 @@ export interface QuotaFields {
   policy?: string | undefined;
   resetPrecisionMs?: number | undefined;
   resetFull?: true | undefined;
+  resetFromArrival?: true | undefined;
   bucket?: true | undefined;
 }
 
@@ -89,7 +91,13 @@ const legacyReset: ResetReader = (value, nowEpochMs) => {
   const m = value.length <= MAX_NUMBER_TEXT ? /^(-?)\d{1,15}(?:\.(\d{1,15}))?$/.exec(value) : null;
   if (m === null) return instantReset(value, nowEpochMs);
   const ms = m[1] ? 0 : resetToDelayMs(Number(value) * 1000, nowEpochMs);
-  return ms === undefined ? undefined : { ms, precisionMs: 1000 / 10 ** (m[2]?.length ?? 0) };
+  if (ms === undefined) return undefined;
+  const precisionMs = 1000 / 10 ** (m[2]?.length ?? 0);
+  // Seconds within a year are a delta (`resetToDelayMs`), counted from the arrival: said only
+  // of a fraction (whole seconds may have been rounded down, see `resetFromArrival`).
+  return m[2] !== undefined && Number(value) * 1000 <= YEAR_MS
+    ? { ms, precisionMs, fromArrival: true }
+    : { ms, precisionMs };
 };
 
 /**
@@ -117,6 +125,7 @@ export function fromXRateLimit(headers: Headers, nowEpochMs: number): QuotaField
     limit: limit ?? (used !== undefined && stated !== undefined ? used + left : undefined),
     resetMs: reset?.ms,
     resetPrecisionMs: reset?.precisionMs,
+    resetFromArrival: reset?.fromArrival,
     // An empty name names nothing: `|| undefined` drops it.
     policy: trimSpaces(name).slice(0, 256) || undefined,
   };

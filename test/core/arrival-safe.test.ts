@@ -373,6 +373,37 @@ describe("the server's counts of another limit", () => {
     expect(logRoom(after, 6)).toBe(4);
   });
 
+  it("put an older count's with the newer one's: a newer count takes all of them back", () => {
+    const state = ownLimit();
+    state.tryAcquire(0, 1);
+    state.tryAcquire(1, 1);
+    state.settle(5, 1);
+    state.lowerRemaining(5, 3, 1); // the second one's count came first
+    state.settle(8, 1);
+    state.lowerRemaining(8, 1, 0); // the first one's: older, and lower
+    expect(logRoom(state, 8)).toBe(1);
+    // Only the older count's stand-ins were taken back before: the newer one's stood a window.
+    sendCounted(state, 10, 13, 4);
+    expect(logRoom(state, 13)).toBe(4);
+  });
+
+  it('stand until the reset the count came with, when it is sooner than a window', () => {
+    // A count of 0 whose permits are back at 100 (a bucket full again, a window's end).
+    const state = ownLimit();
+    expect(state.tryAcquire(0, 1).allowed).toBe(true);
+    state.settle(3, 1);
+    state.lowerRemaining(3, 0, 0, 100);
+    expect(state.tryAcquire(3, 1)).toMatchObject({ allowed: false, retryAfterMs: 97 });
+    expect(logRoom(state, 99)).toBe(0);
+    expect(logRoom(state, 100)).toBe(599);
+    expect(state.tryAcquire(100, 1).allowed).toBe(true);
+    // Without one, they stand a window.
+    const unbounded = ownLimit();
+    sendCounted(unbounded, 0, 3, 0);
+    expect(unbounded.tryAcquire(3, 1)).toMatchObject({ allowed: false, retryAfterMs: 1001 });
+    expect(logRoom(unbounded, 100)).toBe(0);
+  });
+
   it('keep what a count of no known request lowered; withdrawn, the last count is gone', () => {
     const state = ownLimit();
     state.tryAcquire(0, 1);

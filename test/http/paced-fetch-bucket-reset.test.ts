@@ -328,3 +328,50 @@ describe('a bucket with exact resets, through jitter', () => {
     expect(last).toBeLessThan(((300 - 16) / 60) * 1_000 * 1.25);
   });
 });
+
+// The shallow bucket of 6 above through 5-60 ms of jitter, saying rate-limiter-flexible's
+// `Retry-After: 0.083` (when it is full again, counted from the request's arrival). Each count
+// bounds the bucket's refill from above (`refillBound` in core/learning.ts); read from the send,
+// a delay's bound was long by the round trip, and the key was held to 28 per second; and the
+// stand-ins of counts that came out of order stood a window in the key's own log, which held the
+// key 700 ms at a time (seeds 1-3: 1.30-2.33x the ideal time; 1.04-1.08x now).
+describe('a shallow bucket whose exact resets are delays, through jitter', () => {
+  it.each([1, 2, 3])('is paced at its refill (seed %i)', async (seed) => {
+    const { backend, statuses } = await callGcra(
+      { limit: 60, burst: 6, dialect: 'rate-limiter-flexible', seed },
+      { limits: perSecond(600) },
+      300,
+    );
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(backend.refusals()).toBe(0);
+    const last = Math.max(...backend.hits.map((hit) => hit.at));
+    expect(last).toBeLessThan(((300 - 6) / 60) * 1_000 * 1.2);
+  });
+});
+
+// redis-gcra's bucket of 5 at 60 per second (its float counts: a full bucket reads 3) behind
+// rate-limiter-flexible's headers, on loopback: each answer's `Retry-After` says when the bucket
+// is full again, 17-83 ms on. A count of 1 or 0 of it, lowered into the key's own 600 per second
+// (and into the rate its first refusal taught), stood there a whole window: the key sent two
+// bursts of 5 a second, 300 calls in 33.6 s (6.72x the ideal). Its stand-ins now stand until the
+// reset the count came with.
+describe('a count of another limit with an exact reset', () => {
+  it('holds the key until that reset, not a window (redis-gcra, rate-limiter-flexible headers)', async () => {
+    const { backend, statuses } = await callGcra(
+      {
+        limit: 60,
+        burst: 5,
+        countsInFloats: true,
+        dialect: 'rate-limiter-flexible',
+        seed: 1,
+        delayMs: [0, 0],
+      },
+      { limits: perSecond(600) },
+      300,
+    );
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(backend.refusals()).toBeLessThanOrEqual(5);
+    const last = Math.max(...backend.hits.map((hit) => hit.at));
+    expect(last).toBeLessThan(((300 - 5) / 60) * 1_000 * 1.2);
+  });
+});

@@ -124,6 +124,7 @@ describe('hand-written responses (test/http/fixtures)', () => {
         remaining: 1,
         resetMs: 1123,
         resetPrecisionMs: 1,
+        resetFromArrival: true,
         limit: 5,
         policy: 'abcd1234',
         source: 'x-ratelimit',

@@ -63,7 +63,8 @@ describe('X-RateLimit-*', () => {
   it.each([
     ['a delta-seconds reset', '60', 60_000],
     ['a zero reset', '0', 0],
-    ['a decimal delta', '1.5', 1500, 100],
+    // Counted from the arrival (`resetFromArrival`), as a Unix reset is not.
+    ['a decimal delta', '1.5', 1500, 100, true],
     ['a delta of exactly a year, capped', '31536000', MAX_DELAY_MS],
     ['a Unix-seconds reset', String(nowS + 3600), 3_600_000],
     ['a decimal Unix-seconds reset', `${nowS + 1}.123`, 1123, 1],
@@ -80,14 +81,15 @@ describe('X-RateLimit-*', () => {
     ['an exponent', '6e1', undefined],
     ['a word', 'soon', undefined],
     ['a huge number', '9'.repeat(400), undefined],
-  ] as Array<[string, string, number | undefined, number?]>)(
+  ] as Array<[string, string, number | undefined, number?, true?]>)(
     'reads %s',
-    (_case, reset, resetMs, precision) => {
+    (_case, reset, resetMs, precision, fromArrival) => {
       const report = parse({ 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': reset });
       expect(report).toEqual({
         remaining: 1,
         ...(resetMs === undefined ? {} : { resetMs }),
         ...(precision === undefined ? {} : { resetPrecisionMs: precision }),
+        ...(fromArrival === undefined ? {} : { resetFromArrival: true }),
         source: 'x-ratelimit',
       });
     },

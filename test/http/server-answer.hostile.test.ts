@@ -239,6 +239,15 @@ describe('a hostile policy does not break the key', () => {
 });
 
 describe('quotaForCore', () => {
+  it('tells the core a reset said as a delay, counted from the arrival, and not an instant', () => {
+    const quota = { remaining: 3, resetMs: 83, resetPrecisionMs: 1, limit: 6 } as const;
+    const delay = { ...quota, resetFromArrival: true, source: 'x-ratelimit' } as const;
+    expect(quotaForCore(delay, false)).toMatchObject({ resetMs: 83, resetFromArrival: true });
+    const instant = quotaForCore({ ...quota, source: 'x-ratelimit' }, false);
+    expect(instant).toMatchObject({ resetMs: 83 });
+    expect(instant).not.toHaveProperty('resetFromArrival');
+  });
+
   it('keeps the rate of a policy beyond MAX_LEARNED_LIMIT on a shorter window', () => {
     expect(
       quotaForCore({ remaining: 5, limit: 100_000_000, windowMs: 60_000, source: 'ietf' }, false),

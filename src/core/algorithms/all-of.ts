@@ -36,8 +36,8 @@ export class AllOf implements Strategy {
     return Math.max(...this.#parts.map((part) => part.restsAt(now)));
   }
 
-  lowerRemaining(now: number, remaining: number, sentAt?: number): void {
-    for (const part of this.#parts) part.lowerRemaining(now, remaining, sentAt);
+  lowerRemaining(now: number, remaining: number, sentAt?: number, backAt?: number): void {
+    for (const part of this.#parts) part.lowerRemaining(now, remaining, sentAt, backAt);
   }
 
   withdrawCounts(): void {

@@ -91,6 +91,8 @@ export class ArrivalSafe implements Strategy {
   private standInAt = Number.NEGATIVE_INFINITY;
   /** Whether a permit was taken the instant `standInAt` before its count was heard. */
   private standInTied = false;
+  /** When the server said the permits its count took are back (its reset), if it did. */
+  private standInsBackAt = Number.POSITIVE_INFINITY;
   /**
    * The server named the `burst` as its limit (`heardRoom`): it is a GCRA of that burst, and the
    * GCRA of the answers (`answeredTat`) is all the key counts. The log of `limit` per window is
@@ -157,6 +159,7 @@ export class ArrivalSafe implements Strategy {
    * answered, were refused.
    */
   private lapse(now: number): void {
+    this.standInsBack(now);
     if (
       now < this.freshEnds &&
       this.heardAt <= this.takenAt &&
@@ -213,6 +216,9 @@ export class ArrivalSafe implements Strategy {
       const logged = this.log.peek(now, open + cost);
       if (!logged.allowed) countedMs = logged.retryAfterMs;
     }
+    // The stand-ins of a count whose permits the server said are back by then hold no longer.
+    const backMs = this.standIns > 0 ? this.standInsBackAt - now : Number.POSITIVE_INFINITY;
+    if (countedMs > backMs) countedMs = wholeMs(backMs);
     const burst = this.spacing;
     if (burst > 1 && countedMs === 0 && !roomy) {
       // Behind answers still to come, the next one frees it: an interval is its lower bound.
@@ -251,6 +257,7 @@ export class ArrivalSafe implements Strategy {
    * requests a spent window refused, then told the server's policy, waited a window more).
    */
   inUse(now: number, windowMs: number): number {
+    this.standInsBack(now);
     // Over no window, the permits in flight alone: one answered just now is counted no more.
     if (!(windowMs > 0)) return this.open;
     const logged = this.log.policy.windowMs;
@@ -321,6 +328,13 @@ export class ArrivalSafe implements Strategy {
     this.learnedBucket = true;
   }
 
+  /** The server said the permits its last count took are back by now: its stand-ins go. */
+  private standInsBack(now: number): void {
+    if (now < this.standInsBackAt) return;
+    this.withdrawCounts();
+    this.standInsBackAt = Number.POSITIVE_INFINITY;
+  }
+
   withdrawCounts(): void {
     if (this.standIns > 0) this.log.withdraw(this.standInAt, this.standIns);
     this.standIns = 0;
@@ -385,6 +399,7 @@ export class ArrivalSafe implements Strategy {
     next.standIns = this.standIns;
     next.standInAt = this.standInAt;
     next.standInTied = this.standInTied;
+    next.standInsBackAt = this.standInsBackAt;
     return next;
   }
 
@@ -396,21 +411,29 @@ export class ArrivalSafe implements Strategy {
    * stand-ins the newer one puts there are as many as the older one's and those taken since),
    * a bucket's come back up as it refills.
    */
-  lowerRemaining(now: number, remaining: number, sentAt?: number): void {
+  lowerRemaining(now: number, remaining: number, sentAt?: number, backAt?: number): void {
     this.lapse(now);
-    if (
+    const newer =
       sentAt !== undefined &&
-      (sentAt > this.standInAt || (sentAt === this.standInAt && !this.standInTied))
-    ) {
-      this.withdrawCounts();
-    }
+      (sentAt > this.standInAt || (sentAt === this.standInAt && !this.standInTied));
+    // An older count keeps the newer one's stand-ins, and may lower past them: they are taken
+    // back and put again with its own, at one stamp, so that a newer count (or the reset) takes
+    // all of them back. Left where they were and no longer counted, they stood a window: a log
+    // of 600 per second was full for 700 ms at a time behind counts of a bucket of 6.
+    const older = sentAt !== undefined && !newer && this.standIns > 0;
+    const kept = this.log.level(now);
+    if (newer || older) this.withdrawCounts();
     const level = this.log.level(now);
-    this.log.lowerRemaining(now, Math.min(this.policy.limit, remaining + this.open));
+    const counted = Math.min(this.policy.limit, remaining + this.open);
+    this.log.lowerRemaining(now, older && kept < counted ? kept : counted);
     const added = level - this.log.level(now);
     if (added > 0 && sentAt !== undefined) {
+      const lastBackAt = this.standInsBackAt;
       this.standIns = added;
       this.standInAt = now;
       this.standInTied = this.takenAt === now;
+      this.standInsBackAt = backAt ?? Number.POSITIVE_INFINITY;
+      if (older && lastBackAt > this.standInsBackAt) this.standInsBackAt = lastBackAt;
     }
     // Nor may the first window's burst credit outlast what the server has left (the spacing
     // credit after it is the server's rate, which its count does not change).

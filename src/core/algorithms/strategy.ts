@@ -36,8 +36,10 @@ export interface Strategy {
    * of 10 any looser (a newer count may replace what an older one lowered, see `ArrivalSafe`).
    * `sentAt`: when the answered request was sent, if known (a slow start reads counts by it,
    * see `SlowStart.lowerRemaining`; `ArrivalSafe` replaces an older count's stand-ins by it).
+   * `backAt`: when the server said the permits it counts are back (its reset), if it did:
+   * `ArrivalSafe` holds what the count lowered until then, no longer.
    */
-  lowerRemaining(now: number, remaining: number, sentAt?: number): void;
+  lowerRemaining(now: number, remaining: number, sentAt?: number, backAt?: number): void;
   /**
    * Takes back what the server's last count lowered (`lowerRemaining`): a learned policy models
    * that count from here (a bucket found by its counts, see `countsShowBucket` in learning.ts).

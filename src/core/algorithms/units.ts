@@ -171,8 +171,8 @@ export class Units implements Strategy {
   }
 
   /** The server's count in the main unit (a signal that names none). */
-  lowerRemaining(now: number, remaining: number, sentAt?: number): void {
-    (this.parts[0] as Strategy).lowerRemaining(now, remaining, sentAt);
+  lowerRemaining(now: number, remaining: number, sentAt?: number, backAt?: number): void {
+    (this.parts[0] as Strategy).lowerRemaining(now, remaining, sentAt, backAt);
     this.heardCount(now, undefined, remaining);
   }
 
