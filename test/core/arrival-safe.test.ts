@@ -297,6 +297,34 @@ describe("the server's count as room", () => {
   });
 });
 
+describe("the server's count of the key's own limit in its first window", () => {
+  it('caps the credit the first window sends at once to the room the count leaves', () => {
+    // Told 60 per second against a GCRA of that rate with a burst of 16, which states its count
+    // of the 60: its first answer says 15 left. The first window's credit of 59 went at once
+    // before, and 40-44 were refused.
+    const clock = createManualClock();
+    const limiter = createPacerLimiter({ limits: perSecond(60, SAFE), clock });
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
+    clock.set(50);
+    limiter.settle('api');
+    const count = { kind: 'quota', resetMs: 1_000, limit: 60, sentAt: 0 } as const;
+    limiter.feedback.observe('api', { ...count, remaining: 15 });
+    let sent = 0;
+    while (limiter.tryAcquire('api').allowed) sent++;
+    expect(sent).toBe(15);
+    // Then one per interval (1000 / 60 ms), the spacing's.
+    expect(limiter.peek('api')).toMatchObject({ allowed: false, retryAfterMs: 17 });
+    // A count of a window with room for the rest caps nothing.
+    const roomy = createPacerLimiter({ limits: perSecond(60, SAFE), clock: createManualClock() });
+    roomy.tryAcquire('api');
+    roomy.settle('api');
+    roomy.feedback.observe('api', { ...count, remaining: 59 });
+    let all = 0;
+    while (roomy.tryAcquire('api').allowed) all++;
+    expect(all).toBe(59);
+  });
+});
+
 describe("the server's counts of another limit", () => {
   const ownLimit = () => new ArrivalSafe(resolvePolicy({ limit: 600, windowMs: 1_000, ...SAFE }));
   /** What the key's log of 600 per second leaves at `now`, the permits in flight taken. */

@@ -188,23 +188,31 @@ describe('observe adopting the policy the server advertises', () => {
       limit: 20,
       sentAt: 999.9,
     });
-    // The first window's credit: the 19 left of the key's own 20, not the server's weighted 5.
-    expect(drain(limiter, 'api')).toBe(19);
+    // The first window's credit goes no further than the count's 5 (see `ArrivalSafe.heardRoom`),
+    // but the log is not lowered: the spacing's next permit comes 50 ms on, not a window on.
+    expect(drain(limiter, 'api')).toBe(5);
+    clock.set(1_049.9);
+    expect(limiter.tryAcquire('api').allowed).toBe(true);
   });
 
   it("lowers nothing for a count of 0 whose rounded reset was read as 0, within the key's window at the latest", () => {
     // A whole-second `1` with nothing left, read as its earliest (0), comes without `resetMs`:
     // `resetAtMostMs` says it resets within a second. Without it, the 0 filled the key's log
     // for a whole window (a sliding-window counter through jitter: 0.88x of its rate).
-    const { limiter } = setup({ limit: 20, windowMs: 1000, algorithm: arrivalSafe });
+    const { clock, limiter } = setup({ limit: 20, windowMs: 1000, algorithm: arrivalSafe });
     const count = { kind: 'quota', remaining: 0, limit: 20, sentAt: 0 } as const;
     for (const key of ['bounded', 'unbounded']) {
       for (let i = 0; i < 5; i++) limiter.tryAcquire(key);
     }
+    // The first window's credit goes no further than the spacing's (the count leaves no room),
+    // but the log is not lowered: one more now, and one per 50 ms.
     limiter.feedback.observe('bounded', { ...count, resetAtMostMs: 1000 });
-    expect(drain(limiter, 'bounded')).toBe(15);
+    expect(drain(limiter, 'bounded')).toBe(1);
     // Without the bound, a count with no reset lowers the log: nothing more this window.
     limiter.feedback.observe('unbounded', count);
+    expect(drain(limiter, 'unbounded')).toBe(0);
+    clock.set(50);
+    expect(drain(limiter, 'bounded')).toBe(1);
     expect(drain(limiter, 'unbounded')).toBe(0);
   });
 

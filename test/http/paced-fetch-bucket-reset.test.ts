@@ -371,3 +371,26 @@ describe('a count of another limit with an exact reset', () => {
     expect(last).toBeLessThan(((300 - 5) / 60) * 1_000 * 1.2);
   });
 });
+
+// Told the published 60 per second (no burst), against a GCRA of that rate with a burst of 16
+// that states the IETF count of its 60 (`r=15` after one request): the first window's credit went
+// at once, and 40-44 of it were refused (on loopback and through 5-60 ms of jitter). The count's
+// room caps it now.
+describe("a count of the key's own limit in its first window", () => {
+  it.each([
+    { delayMs: [0, 0] as const, seed: 1 },
+    { delayMs: [5, 60] as const, seed: 1 },
+    { delayMs: [5, 60] as const, seed: 2 },
+  ])(
+    'caps the burst that window sends (delay $delayMs.1 ms, seed $seed)',
+    async ({ delayMs, seed }) => {
+      const { backend, statuses } = await callGcra(
+        { limit: 60, burst: 16, dialect: 'ietf', seed, delayMs },
+        { limits: perSecond(60) },
+        300,
+      );
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(backend.refusals()).toBe(0);
+    },
+  );
+});

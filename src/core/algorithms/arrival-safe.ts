@@ -305,13 +305,21 @@ export class ArrivalSafe implements Strategy {
     if (limit !== this.policy.limit || !(sentAt > now - this.policy.windowMs)) return;
     const room = Math.floor(remaining) - this.open - this.log.countSince(sentAt);
     if (room > this.room) this.room = room;
+    this.lapse(now);
+    const tokens = this.tokensAt(now);
     if (this.learnedBucket) {
       // A learned bucket's count is its level: room at once, not at the spacing.
-      this.lapse(now);
-      if (room > this.tokensAt(now)) {
+      if (room > tokens) {
         this.tokens = room;
         this.stamp = now;
       }
+    } else if (tokens > this.spacing && tokens > room + 1) {
+      // Nor may the first window's credit beyond the spacing outlast the count, which is of the
+      // state after the counted request (the room keeps a permit for it as well): a GCRA of 60
+      // per second with a burst of 16, stating the IETF count of its 60 (15 left after one),
+      // refused 40-44 of the first window a key told its 60 per second sent at once.
+      this.tokens = room + 1 > this.spacing ? room + 1 : this.spacing;
+      if (now > this.stamp) this.stamp = now;
     }
   }
 
