@@ -15,7 +15,7 @@ export { MAX_DELAY_MS };
 export const MAX_NUMBER_TEXT = 40;
 
 /** 365 days: the widest gap we believe between a reset time and now. */
-export const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
+const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
 
 /**
  * A candidate delay as the parsers report it: whole ms rounded up (a retry at `now + delay`
@@ -67,12 +67,17 @@ export function secondsTextToMs(text: string): number | undefined {
  */
 export function resetToDelayMs(scaledMs: number, nowEpochMs: number): number | undefined {
   if (Number.isNaN(scaledMs)) return undefined;
-  if (scaledMs <= YEAR_MS) return toDelayMs(scaledMs);
+  if (isDelta(scaledMs)) return toDelayMs(scaledMs);
   if (!Number.isFinite(nowEpochMs) || !Number.isFinite(scaledMs)) return undefined;
   if (Math.abs(scaledMs - nowEpochMs) <= YEAR_MS) return toDelayMs(scaledMs - nowEpochMs);
   const epochMs = scaledMs / 1000;
   if (Math.abs(epochMs - nowEpochMs) <= YEAR_MS) return toDelayMs(epochMs - nowEpochMs);
   return undefined;
+}
+
+/** Whether a reset `resetToDelayMs` reads is a delta (rule 1), not an instant. */
+export function isDelta(scaledMs: number): boolean {
+  return scaledMs <= YEAR_MS;
 }
 
 /**

@@ -78,11 +78,20 @@ export function signalOf(
   learning: boolean,
   sentAt: number | undefined,
 ): ServerSignal {
-  const { remaining, resetMs, resetAtMostMs, limit, windowMs, inferred, bucket } = quota;
-  const { resetFromArrival } = quota;
+  const { remaining, resetMs, resetAtMostMs, resetFromArrival, limit, windowMs, inferred, bucket } =
+    quota;
   if (learning && limit !== undefined && windowMs !== undefined) {
-    const policy = { limit, windowMs, remaining, resetMs, resetFromArrival, inferred, bucket };
-    return { kind: 'policy', ...policy, sentAt };
+    return {
+      kind: 'policy',
+      limit,
+      windowMs,
+      remaining,
+      resetMs,
+      resetFromArrival,
+      inferred,
+      bucket,
+      sentAt,
+    };
   }
   return learning && limit !== undefined
     ? { kind: 'quota', remaining, resetMs, resetAtMostMs, resetFromArrival, limit, sentAt }

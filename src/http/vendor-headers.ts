@@ -6,6 +6,7 @@
  * throws; a malformed field is ignored alone.
  */
 import {
+  isDelta,
   MAX_DELAY_MS,
   MAX_NUMBER_TEXT,
   parseGoDuration,
@@ -13,7 +14,6 @@ import {
   resetToDelayMs,
   toDelayMs,
   trimSpaces,
-  YEAR_MS,
 } from './duration.js';
 import { parseIsoDate } from './iso-date.js';
 
@@ -93,9 +93,9 @@ const legacyReset: ResetReader = (value, nowEpochMs) => {
   const ms = m[1] ? 0 : resetToDelayMs(Number(value) * 1000, nowEpochMs);
   if (ms === undefined) return undefined;
   const precisionMs = 1000 / 10 ** (m[2]?.length ?? 0);
-  // Seconds within a year are a delta (`resetToDelayMs`), counted from the arrival: said only
-  // of a fraction (whole seconds may have been rounded down, see `resetFromArrival`).
-  return m[2] !== undefined && Number(value) * 1000 <= YEAR_MS
+  // A delta is counted from the arrival: said only of a fraction (whole seconds may have been
+  // rounded down, see `resetFromArrival`).
+  return m[2] !== undefined && isDelta(Number(value) * 1000)
     ? { ms, precisionMs, fromArrival: true }
     : { ms, precisionMs };
 };

@@ -447,16 +447,16 @@ export function refusedWithWait(
 
 /**
  * The fewest round trips (the longest of the rate's refusals with a wait) a sample must span to
- * make a new rate where one a wait taught paces the key (`refusedWithWait`). A sample counts the requests granted since
- * it began less the refusals heard: its requests still on their way when the refusal comes may
- * be refused yet, and the server's admissions in its span include requests granted before it, up
- * to a round trip's worth each. Over a span of a round trip or so they are most of it: the
- * echoes of a slow start's burst cut a sample of 6 admitted over 73 ms to 2, and three pacers
- * against a GCRA of 60 per second with a burst of 15, saying Traefik's exact `X-Retry-In`
- * through 5-60 ms of jitter, were paced at 25 per second until the ceiling's raise a minute later
- * (`DIALECT=traefik npm run measure:store`, seeds 1-8: 0.42-0.93x of its rate after two windows
- * with `sampleFrom`; 0.89-0.97x so, with a few more refusals in the first two: 18-30 -> 24-36; at 2 round trips
- * 0.81-0.93x, at 4 0.87-0.98x with 29-41).
+ * make a new rate where one a wait taught paces the key (`refusedWithWait`). A sample counts the
+ * requests granted since it began less the refusals heard: its requests still on their way when
+ * the refusal comes may be refused yet, and the server's admissions in its span include requests
+ * granted before it, up to a round trip's worth each. Over a span of a round trip or so they are
+ * most of it: the echoes of a slow start's burst cut a sample of 6 admitted over 73 ms to 2, and
+ * three pacers against a GCRA of 60 per second with a burst of 15, saying Traefik's exact
+ * `X-Retry-In` through 5-60 ms of jitter, were paced at 25 per second until the ceiling's raise a
+ * minute later (`DIALECT=traefik npm run measure:store`, seeds 1-8: 0.42-0.93x of its rate after
+ * two windows with `sampleFrom`; 0.89-0.97x so, with a few more refusals in the first two: 18-30
+ * -> 24-36; at 2 round trips 0.81-0.93x, at 4 0.87-0.98x with 29-41).
  */
 export const SAMPLE_TRIPS = 3;
 

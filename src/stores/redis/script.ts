@@ -405,7 +405,9 @@ local function share_counted(a)
   return 1 - math.exp(-history / ${AIMD.ADMISSIONS_MS})
 end
 -- recentPerMs in shared-rate.ts.
-local function recent_per_ms(a) return decayed(a, now) / ${AIMD.ADMISSIONS_MS} / share_counted(a) end
+local function recent_per_ms(a)
+  return decayed(a, now) / ${AIMD.ADMISSIONS_MS} / share_counted(a)
+end
 local function admit(amount, out_of_sample)
   if A == nil then A = { count = 0, at = now, sample = 0, since = now, from = now } end
   local count = decayed(A, now) + amount
